@@ -1,0 +1,49 @@
+# Front door: every target drives CMake + Ninja underneath.
+BUILD       ?= build
+DEBUG_BUILD ?= build-debug
+PREFIX      ?= /usr/local
+JOBS        ?= $(shell nproc)
+CMAKE_FLAGS ?=
+VENV        ?= .venv
+PYTHON      := $(VENV)/bin/python
+
+.PHONY: all release debug test test-release test-debug bench bench-quick install venv clean
+
+all: release
+
+release:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	ninja -C $(BUILD)
+
+debug:
+	cmake -S . -B $(DEBUG_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOREALLOC_DEBUG=ON $(CMAKE_FLAGS)
+	ninja -C $(DEBUG_BUILD)
+
+# The whole suite on the release build, then again on the debug build with
+# internal assertions (valgrind-labelled tests run in the release pass only).
+test: test-release test-debug
+
+test-release: release venv
+	cd $(BUILD) && COREALLOC_PYTHON=$(abspath $(PYTHON)) ctest --output-on-failure -j $(JOBS)
+
+test-debug: debug venv
+	cd $(DEBUG_BUILD) && COREALLOC_PYTHON=$(abspath $(PYTHON)) ctest --output-on-failure -j $(JOBS) -LE valgrind
+
+$(PYTHON): requirements.txt
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $(PYTHON)
+
+venv: $(PYTHON)
+
+bench: release venv
+	$(PYTHON) bench/driver/run.py --build $(BUILD) $(BENCH_ARGS)
+
+bench-quick: release venv
+	$(PYTHON) bench/driver/run.py --build $(BUILD) --quick $(BENCH_ARGS)
+
+install: release
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(DEBUG_BUILD)

@@ -1,0 +1,54 @@
+/* corealloc: a per-CPU memory allocator for Linux.
+ *
+ * The standard malloc family is exported under its usual names when the
+ * library is preloaded or linked. This header adds the prefixed API (usable
+ * beside another malloc), interior-pointer queries, trimming and statistics.
+ */
+#ifndef COREALLOC_H
+#define COREALLOC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void *corealloc_malloc(size_t size);
+void *corealloc_calloc(size_t count, size_t size);
+void *corealloc_realloc(void *ptr, size_t size);
+void corealloc_free(void *ptr);
+void corealloc_free_sized(void *ptr, size_t size);
+void *corealloc_aligned_alloc(size_t alignment, size_t size);
+int corealloc_posix_memalign(void **out, size_t alignment, size_t size);
+void corealloc_free_aligned_sized(void *ptr, size_t alignment, size_t size);
+void *corealloc_memalign(size_t alignment, size_t size);
+void *corealloc_valloc(size_t size);
+void *corealloc_pvalloc(size_t size);
+void *corealloc_reallocarray(void *ptr, size_t count, size_t size);
+size_t corealloc_usable_size(const void *ptr);
+
+/* For any pointer into a live block allocated by corealloc (including
+ * interior pointers): the block's first byte and its usable size.
+ * For any other pointer: NULL and 0. Constant time. */
+void *corealloc_object_start(const void *ptr);
+size_t corealloc_object_size(const void *ptr);
+
+/* Returns every free byte that can be returned to the operating system,
+ * including the contents of all caches. Returns the bytes released. */
+size_t corealloc_trim(void);
+
+/* Statistics report, as text (json == 0) or as one JSON object (json != 0).
+ * Writes at most size bytes including the terminating NUL; returns the
+ * length the full report needs, like snprintf. Never allocates. */
+size_t corealloc_stats_snprint(char *buf, size_t size, int json);
+/* Writes the report to a file descriptor. Returns 0, or -1 with errno. */
+int corealloc_stats_write(int fd, int json);
+
+/* Name of the active front end: "rseq", "per-thread", or an ablation name. */
+const char *corealloc_frontend(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COREALLOC_H */

@@ -1,0 +1,290 @@
+#include "alloc.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cache.h"
+#include "central.h"
+#include "diag.h"
+#include "large.h"
+#include "lock.h"
+#include "meta.h"
+#include "options.h"
+#include "os.h"
+#include "pagemap.h"
+#include "superblock.h"
+
+enum { INIT_NONE, INIT_RUNNING, INIT_DONE };
+static int init_state = INIT_NONE;
+
+static void fork_prepare(void) { lock_fork_prepare(); }
+static void fork_parent(void) { lock_fork_parent(); }
+static void fork_child(void)
+{
+    lock_fork_child();
+    tcache_fork_child();
+}
+
+/* Everything here must work without malloc: it runs inside the first call. */
+static void init_layers(void)
+{
+    options_init();
+    sizeclass_init();
+    cache_layout_init();
+    sb_set_retain_limit(opt.retain_bytes);
+    /* Locks register in the order they nest, outermost first (fork safety). */
+    central_init();
+    large_init();
+    tcache_init();
+    sb_init();
+    zone_init(opt.zones);
+    pagemap_init();
+    meta_init();
+}
+
+void alloc_ensure_init(void)
+{
+    if (__builtin_expect(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == INIT_DONE, 1))
+        return;
+    int expected = INIT_NONE;
+    if (__atomic_compare_exchange_n(&init_state, &expected, INIT_RUNNING, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        init_layers();
+        __atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
+        /* May allocate, so only once the allocator works. */
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        return;
+    }
+    while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != INIT_DONE)
+        sched_yield();
+}
+
+static void *small_alloc(unsigned cls)
+{
+    void *p = frontend_try_alloc(cls);
+    if (!p)
+        p = frontend_alloc_slow(cls);
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+static void small_free(void *p, unsigned cls)
+{
+    if (!frontend_try_free(p, cls))
+        frontend_free_slow(p, cls);
+}
+
+static void *large_malloc(size_t size, size_t alignment, bool *zeroed)
+{
+    bool fresh = false;
+    void *p = size <= PTRDIFF_MAX ? large_alloc(size, alignment, &fresh) : NULL;
+    if (!p)
+        errno = ENOMEM;
+    if (zeroed)
+        *zeroed = fresh;
+    return p;
+}
+
+void *alloc_malloc_slow(size_t size)
+{
+    alloc_ensure_init();
+    if (size <= SMALL_MAX)
+        return small_alloc(sc_of(size));
+    return large_malloc(size, OS_PAGE_SIZE, NULL);
+}
+
+/* A block of a superblock found through the page map: its class, or -1 when
+ * addr is not the start of a block. */
+static int pagemap_block_class(struct superblock *sb, uintptr_t addr)
+{
+    uintptr_t offset = addr - sb->start;
+    uint64_t index = sc_block_index(sb->cls, offset);
+    if (index * sc_info[sb->cls].size != offset || index >= sb->carved)
+        return -1;
+    return sb->cls;
+}
+
+static void free_elsewhere(void *p, const char *call)
+{
+    uintptr_t addr = (uintptr_t)p;
+    unsigned zone_cls;
+    if (zone_class_of(addr, &zone_cls)) {
+        diag_invalid_pointer(call, p, "not the start of a block");
+        return;
+    }
+    struct superblock *sb = sb_of(addr);
+    if (sb) {
+        int cls = pagemap_block_class(sb, addr);
+        if (cls >= 0)
+            small_free(p, (unsigned)cls);
+        else
+            diag_invalid_pointer(call, p, "not the start of a block");
+        return;
+    }
+    struct span *s = large_span_of(addr);
+    if (s) {
+        if (large_span_start(s) == addr)
+            large_free(s);
+        else
+            diag_invalid_pointer(call, p, "not the start of a block");
+        return;
+    }
+    diag_invalid_pointer(call, p, "not allocated by corealloc");
+}
+
+void alloc_free_slow(void *p)
+{
+    if (!p)
+        return;
+    alloc_ensure_init();
+    free_elsewhere(p, "free");
+}
+
+void *alloc_calloc(size_t count, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(count, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (total <= SMALL_MAX) {
+        void *p = alloc_malloc(total);
+        if (p)
+            memset(p, 0, total);
+        return p;
+    }
+    alloc_ensure_init();
+    bool zeroed;
+    void *p = large_malloc(total, OS_PAGE_SIZE, &zeroed);
+    if (p && !zeroed)
+        memset(p, 0, total);
+    return p;
+}
+
+/* Usable size of a block given by its start; 0 (after a report naming
+ * `call`) when p is not one of ours. */
+static size_t block_size_checked(const void *p, const char *call)
+{
+    uintptr_t addr = (uintptr_t)p;
+    unsigned cls;
+    if (zone_class_of(addr, &cls)) {
+        uint64_t index = sc_block_index(cls, addr & (SB_SIZE - 1));
+        if (index * sc_info[cls].size == (addr & (SB_SIZE - 1)) && index < sc_info[cls].blocks)
+            return sc_info[cls].size;
+    } else if (sb_of(addr)) {
+        int c = pagemap_block_class(sb_of(addr), addr);
+        if (c >= 0)
+            return sc_info[c].size;
+    } else {
+        struct span *s = large_span_of(addr);
+        if (s && large_span_start(s) == addr)
+            return large_span_size(s);
+    }
+    if (call)
+        diag_invalid_pointer(call, p, "not the start of a block allocated by corealloc");
+    return 0;
+}
+
+void *alloc_realloc(void *p, size_t size)
+{
+    if (!p)
+        return alloc_malloc(size);
+    if (size == 0) { /* glibc's behaviour: free and return NULL */
+        alloc_free(p);
+        return NULL;
+    }
+    alloc_ensure_init();
+    size_t old = block_size_checked(p, "realloc");
+    if (!old) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (old <= SMALL_MAX) {
+        if (size <= old && size >= old / 2)
+            return p; /* shrinking a little is not worth a copy */
+    } else if (size > SMALL_MAX) {
+        void *q = large_resize(large_span_of((uintptr_t)p), size);
+        if (q)
+            return q;
+    }
+    void *q = alloc_malloc(size);
+    if (!q)
+        return NULL; /* errno is ENOMEM; p is untouched */
+    memcpy(q, p, old < size ? old : size);
+    alloc_free(p);
+    return q;
+}
+
+void *alloc_aligned(size_t alignment, size_t size)
+{
+    if (alignment <= 16)
+        return alloc_malloc(size);
+    alloc_ensure_init();
+    size_t need = size > alignment ? size : alignment;
+    if (need <= SMALL_MAX) {
+        /* A class whose size is a multiple of the alignment has every block
+         * aligned, since superblocks are; a power-of-two class always is. */
+        unsigned cls = sc_of(need);
+        while (sc_info[cls].size % alignment)
+            cls++;
+        return small_alloc(cls);
+    }
+    return large_malloc(size, alignment > OS_PAGE_SIZE ? alignment : OS_PAGE_SIZE, NULL);
+}
+
+size_t alloc_usable_size(const void *p)
+{
+    if (!p)
+        return 0;
+    alloc_ensure_init();
+    return block_size_checked(p, NULL);
+}
+
+/* Start of the block containing any address inside it, or 0. */
+static uintptr_t containing_block(uintptr_t addr, size_t *size)
+{
+    struct superblock *sb = sb_of(addr);
+    if (sb) {
+        uint64_t index = sc_block_index(sb->cls, addr - sb->start);
+        if (index >= sb->carved || index >= sc_info[sb->cls].blocks)
+            return 0;
+        *size = sc_info[sb->cls].size;
+        return sb->start + index * sc_info[sb->cls].size;
+    }
+    struct span *s = large_span_of(addr);
+    if (!s)
+        return 0;
+    *size = large_span_size(s);
+    return large_span_start(s);
+}
+
+void *alloc_object_start(const void *p)
+{
+    alloc_ensure_init();
+    size_t size;
+    return (void *)containing_block((uintptr_t)p, &size);
+}
+
+size_t alloc_object_size(const void *p)
+{
+    alloc_ensure_init();
+    size_t size = 0;
+    return containing_block((uintptr_t)p, &size) ? size : 0;
+}
+
+size_t alloc_trim(void)
+{
+    alloc_ensure_init();
+    tcache_flush_current();
+    /* Superblocks emptied by this very trim count too: no age limit. */
+    return central_trim(UINT64_MAX) + large_trim(UINT64_MAX);
+}
+
+const char *alloc_frontend_name(void)
+{
+    return "per-thread";
+}

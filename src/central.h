@@ -1,0 +1,29 @@
+/* The central layer of a size class: batches of free objects move between
+ * caches and superblocks here. Returning a batch never waits for a lock
+ * (a Treiber stack of batches with an ABA tag); taking one from superblocks
+ * does, under the class lock. */
+#ifndef COREALLOC_CENTRAL_H
+#define COREALLOC_CENTRAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void central_init(void);
+/* Fills out[0..n) with up to n free objects of cls; returns how many (0 only
+ * when out of memory). */
+unsigned central_alloc(unsigned cls, void **out, unsigned n);
+/* Takes back n objects of cls. Non-blocking when n is the class batch. */
+void central_free(unsigned cls, void *const *objs, unsigned n);
+/* Returns every batch held centrally to its superblocks and purges empty
+ * superblocks emptied before older_than_ns. Returns bytes released. */
+size_t central_trim(uint64_t older_than_ns);
+
+struct central_class_stats {
+    uint64_t superblocks;      /* superblocks currently formatted for the class */
+    uint64_t blocks_out;       /* blocks outside superblocks: caches, central, user */
+    uint64_t batches_central;  /* batches parked on the lock-free stack */
+    uint64_t refills, spills;  /* batch transfers in each direction */
+};
+void central_class_stats(unsigned cls, struct central_class_stats *out);
+
+#endif

@@ -1,0 +1,40 @@
+/* The options table: every tunable, read once from COREALLOC_* environment
+ * variables at start-up (documented in README.md, "Options"). */
+#ifndef COREALLOC_OPTIONS_H
+#define COREALLOC_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "os.h"
+
+enum stats_mode { STATS_OFF, STATS_TEXT, STATS_JSON };
+enum frontend_choice { FRONTEND_AUTO, FRONTEND_RSEQ, FRONTEND_THREAD };
+enum purge_choice { PURGE_DONTNEED, PURGE_FREE };
+
+struct options {
+    int stats;               /* enum stats_mode: report at exit */
+    const char *stats_file;  /* where the report goes (default stderr) */
+    bool abort_on_error;     /* abort on an invalid free instead of reporting */
+    bool zones;              /* reserve address-space zones (else page map only) */
+    int frontend;            /* enum frontend_choice */
+    bool rseq_mm_cid;        /* per-CPU caches indexed by concurrency id */
+    size_t retain_bytes;     /* empty superblock bytes kept before purging */
+    int purge;               /* enum purge_choice */
+    size_t huge_threshold;   /* large blocks from this size: purged at free, moved by mremap */
+    bool verbose;            /* print start-up decisions to stderr */
+};
+
+extern struct options opt;
+
+static inline enum os_purge_kind opt_purge_kind(void)
+{
+    return opt.purge == PURGE_FREE ? OS_PURGE_FREE : OS_PURGE_DONTNEED;
+}
+
+/* Parses the environment (no allocation). Safe to call more than once. */
+void options_init(void);
+/* Writes the options table (name, value, meaning) as text to buf. */
+size_t options_describe(char *buf, size_t size);
+
+#endif

@@ -1,0 +1,41 @@
+/* Platform layer: the only code that asks the kernel for memory or facts
+ * about the machine. Everything returns failure instead of crashing. */
+#ifndef COREALLOC_OS_H
+#define COREALLOC_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define OS_PAGE_SHIFT 12
+#define OS_PAGE_SIZE ((size_t)1 << OS_PAGE_SHIFT)
+
+enum os_purge_kind { OS_PURGE_DONTNEED, OS_PURGE_FREE };
+
+/* Anonymous read-write memory that is charged only when touched. With a
+ * non-zero hint the mapping is placed exactly there or not at all. */
+void *os_map(size_t size, uintptr_t hint);
+/* As os_map, aligned to `align` (a power of two >= page size). */
+void *os_map_aligned(size_t size, size_t align);
+void os_unmap(void *addr, size_t size);
+/* Gives the pages back; the range stays mapped and reads as zero (or as the
+ * old contents until reused, for OS_PURGE_FREE). Returns false on failure. */
+bool os_purge(void *addr, size_t size, enum os_purge_kind kind);
+/* Moves the pages of [from, from+size) to `to` (inside our own mapping)
+ * without copying; `from` stays mapped and reads as zero. */
+bool os_move_pages(void *from, void *to, size_t size);
+
+size_t os_page_size(void);
+unsigned os_cpu_count(void);
+/* Resident set size of the process, current and peak, in bytes. */
+size_t os_rss_current(void);
+size_t os_rss_peak(void);
+uint64_t os_monotonic_ns(void);
+/* write(2) until done; ignores errors (used for reports and diagnostics). */
+void os_write_all(int fd, const char *buf, size_t len);
+/* Creates or truncates a file for a report; -1 on failure. */
+int os_create_file(const char *path);
+void os_close(int fd);
+void os_abort(void) __attribute__((noreturn));
+
+#endif

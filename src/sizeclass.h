@@ -1,0 +1,51 @@
+/* Size classes: 16-byte steps up to 128 bytes, then eight classes per power
+ * of two (at most 12.5% apart) up to SMALL_MAX. Every class size is a
+ * multiple of 16, and power-of-two sizes are classes, so a block of such a
+ * class is aligned to its size within its superblock. */
+#ifndef COREALLOC_SIZECLASS_H
+#define COREALLOC_SIZECLASS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SC_COUNT 72
+#define SMALL_MAX ((size_t)32768)
+#define SC_LUT_MAX 1024
+/* Superblocks: aligned runs of blocks of one class. */
+#define SB_SHIFT 18
+#define SB_SIZE ((size_t)1 << SB_SHIFT)
+/* index = (offset * recip) >> SC_RECIP_SHIFT is exact for offsets < SB_SIZE. */
+#define SC_RECIP_SHIFT 40
+
+struct sizeclass_info {
+    uint32_t size;     /* block size in bytes */
+    uint32_t blocks;   /* blocks in one superblock */
+    uint64_t recip;    /* ceil(2^SC_RECIP_SHIFT / size) */
+    uint16_t batch;    /* objects moved between a cache and the central layer */
+    uint16_t limit;    /* most objects one cache holds */
+};
+
+extern struct sizeclass_info sc_info[SC_COUNT];
+extern uint8_t sc_lut[SC_LUT_MAX / 16 + 1];
+
+void sizeclass_init(void);
+
+/* The class of a request of n bytes, n <= SMALL_MAX. Constant time. */
+static inline unsigned sc_of(size_t n)
+{
+    if (__builtin_expect(n <= SC_LUT_MAX, 1))
+        return sc_lut[(n + 15) >> 4];
+    size_t m = n - 1;
+    unsigned e = 63u - (unsigned)__builtin_clzl(m); /* 2^e <= m < 2^(e+1), e >= 10 */
+    return 8u + (e - 7u) * 8u + (unsigned)((m >> (e - 3)) - 8);
+}
+
+static inline size_t sc_size(unsigned cls) { return sc_info[cls].size; }
+
+/* Block index of an offset inside a superblock. */
+static inline uint64_t sc_block_index(unsigned cls, uintptr_t offset)
+{
+    return (offset * sc_info[cls].recip) >> SC_RECIP_SHIFT;
+}
+
+#endif

@@ -1,0 +1,166 @@
+#include "stats.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "alloc.h"
+#include "central.h"
+#include "large.h"
+#include "meta.h"
+#include "options.h"
+#include "os.h"
+#include "pagemap.h"
+#include "superblock.h"
+#include "threadcache.h"
+#include "zone.h"
+
+static size_t mapped, mapped_peak;
+static uint64_t purged_total, invalid_frees;
+
+void stats_add_mapped(size_t bytes)
+{
+    size_t now = __atomic_add_fetch(&mapped, bytes, __ATOMIC_RELAXED);
+    size_t peak = __atomic_load_n(&mapped_peak, __ATOMIC_RELAXED);
+    while (now > peak &&
+           !__atomic_compare_exchange_n(&mapped_peak, &peak, now, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+void stats_add_purged(size_t bytes) { __atomic_add_fetch(&purged_total, bytes, __ATOMIC_RELAXED); }
+void stats_count_invalid_free(void) { __atomic_add_fetch(&invalid_frees, 1, __ATOMIC_RELAXED); }
+uint64_t stats_invalid_frees(void) { return __atomic_load_n(&invalid_frees, __ATOMIC_RELAXED); }
+size_t stats_mapped(void) { return __atomic_load_n(&mapped, __ATOMIC_RELAXED); }
+
+void stats_totals(struct stats_totals *t)
+{
+    *t = (struct stats_totals){0};
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        struct central_class_stats cs;
+        central_class_stats(c, &cs);
+        t->small_out_bytes += cs.blocks_out * sc_info[c].size;
+        t->superblocks += cs.superblocks;
+    }
+    t->cached_bytes = tcache_bytes_held(&t->caches);
+    struct large_stats ls;
+    large_stats(&ls);
+    t->large_in_use = ls.bytes_in_use;
+    t->large_spans = ls.spans_in_use;
+    t->large_free_dirty = ls.bytes_free_dirty;
+    t->in_use = (t->small_out_bytes > t->cached_bytes ? t->small_out_bytes - t->cached_bytes : 0) +
+                t->large_in_use;
+    t->mapped = stats_mapped();
+    t->mapped_peak = __atomic_load_n(&mapped_peak, __ATOMIC_RELAXED);
+    t->metadata = meta_bytes_mapped() + pagemap_bytes_mapped();
+    t->retained_empty = sb_bytes_retained();
+    t->purged_total = __atomic_load_n(&purged_total, __ATOMIC_RELAXED);
+}
+
+/* An snprintf that appends and keeps counting past the end. */
+struct out {
+    char *buf;
+    size_t size, len;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->buf + (o->len < o->size ? o->len : o->size),
+                      o->len < o->size ? o->size - o->len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->len += (size_t)n;
+}
+
+static void report_text(struct out *o, const struct stats_totals *t)
+{
+    put(o, "corealloc statistics\n");
+    put(o, "  frontend              %s\n", alloc_frontend_name());
+    put(o, "  zones                 %s\n", zone_active() ? "address-space zones" : "page map only");
+    put(o, "  in use                %zu bytes\n", t->in_use);
+    put(o, "  mapped                %zu bytes (peak %zu)\n", t->mapped, t->mapped_peak);
+    put(o, "  rss                   %zu bytes (peak %zu)\n", os_rss_current(), os_rss_peak());
+    put(o, "  cached                %zu bytes in %u caches\n", t->cached_bytes, t->caches);
+    put(o, "  retained empty        %zu bytes\n", t->retained_empty);
+    put(o, "  large                 %zu bytes in %zu blocks, %zu bytes free not yet purged\n",
+        t->large_in_use, t->large_spans, t->large_free_dirty);
+    put(o, "  returned to OS        %zu bytes (cumulative)\n", t->purged_total);
+    put(o, "  metadata              %zu bytes\n", t->metadata);
+    put(o, "  invalid frees         %llu\n", (unsigned long long)stats_invalid_frees());
+    put(o, "  class    size  superblocks   blocks out   central   refills    spills\n");
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        struct central_class_stats cs;
+        central_class_stats(c, &cs);
+        if (!cs.superblocks && !cs.refills)
+            continue;
+        put(o, "  %5u %7u %12llu %12llu %9llu %9llu %9llu\n", c, sc_info[c].size,
+            (unsigned long long)cs.superblocks, (unsigned long long)cs.blocks_out,
+            (unsigned long long)cs.batches_central, (unsigned long long)cs.refills,
+            (unsigned long long)cs.spills);
+    }
+}
+
+static void report_json(struct out *o, const struct stats_totals *t)
+{
+    put(o, "{\"frontend\":\"%s\",\"zones\":%s,\"in_use_bytes\":%zu,\"mapped_bytes\":%zu,"
+           "\"peak_mapped_bytes\":%zu,\"rss_bytes\":%zu,\"rss_peak_bytes\":%zu,\"cached_bytes\":%zu,"
+           "\"caches\":%u,\"retained_empty_bytes\":%zu,\"large_bytes\":%zu,\"large_blocks\":%zu,"
+           "\"large_free_unpurged_bytes\":%zu,\"purged_bytes\":%zu,\"metadata_bytes\":%zu,"
+           "\"invalid_frees\":%llu,\"rseq_aborts\":0,\"classes\":[",
+        alloc_frontend_name(), zone_active() ? "true" : "false", t->in_use, t->mapped, t->mapped_peak,
+        os_rss_current(), os_rss_peak(), t->cached_bytes, t->caches, t->retained_empty,
+        t->large_in_use, t->large_spans, t->large_free_dirty, t->purged_total, t->metadata,
+        (unsigned long long)stats_invalid_frees());
+    const char *sep = "";
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        struct central_class_stats cs;
+        central_class_stats(c, &cs);
+        if (!cs.superblocks && !cs.refills)
+            continue;
+        put(o, "%s{\"size\":%u,\"superblocks\":%llu,\"blocks_out\":%llu,\"central_batches\":%llu,"
+               "\"refills\":%llu,\"spills\":%llu}",
+            sep, sc_info[c].size, (unsigned long long)cs.superblocks,
+            (unsigned long long)cs.blocks_out, (unsigned long long)cs.batches_central,
+            (unsigned long long)cs.refills, (unsigned long long)cs.spills);
+        sep = ",";
+    }
+    put(o, "]}\n");
+}
+
+size_t stats_snprint(char *buf, size_t size, bool json)
+{
+    struct out o = {buf, size, 0};
+    struct stats_totals t;
+    stats_totals(&t);
+    if (json)
+        report_json(&o, &t);
+    else
+        report_text(&o, &t);
+    if (size)
+        buf[o.len < size ? o.len : size - 1] = '\0';
+    return o.len;
+}
+
+void stats_exit_report(void)
+{
+    if (opt.stats == STATS_OFF)
+        return;
+    static char buf[32768];
+    size_t len = stats_snprint(buf, sizeof buf, opt.stats == STATS_JSON);
+    if (len >= sizeof buf)
+        len = sizeof buf - 1;
+    int fd = 2;
+    if (opt.stats_file)
+        fd = os_create_file(opt.stats_file);
+    if (fd < 0)
+        return;
+    os_write_all(fd, buf, len);
+    if (fd != 2)
+        os_close(fd);
+}
+
+__attribute__((destructor)) static void report_at_exit(void)
+{
+    if (__atomic_load_n(&opt.stats, __ATOMIC_RELAXED) != STATS_OFF)
+        stats_exit_report();
+}

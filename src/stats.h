@@ -1,0 +1,31 @@
+/* Process-wide counters and the statistics report (text or JSON). */
+#ifndef COREALLOC_STATS_H
+#define COREALLOC_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+void stats_add_mapped(size_t bytes);
+void stats_add_purged(size_t bytes);
+void stats_count_invalid_free(void);
+uint64_t stats_invalid_frees(void);
+size_t stats_mapped(void);
+
+struct stats_totals {
+    size_t in_use;          /* bytes the program holds (small blocks by class size) */
+    size_t small_out_bytes; /* small blocks outside superblocks, caches included */
+    size_t cached_bytes;    /* of which in caches */
+    unsigned caches;
+    size_t superblocks;
+    size_t large_in_use, large_spans, large_free_dirty;
+    size_t mapped, mapped_peak, metadata, retained_empty, purged_total;
+};
+void stats_totals(struct stats_totals *t);
+
+/* Like snprintf: returns the full length. Never allocates. */
+size_t stats_snprint(char *buf, size_t size, bool json);
+/* The COREALLOC_STATS report at exit, when asked for. */
+void stats_exit_report(void);
+
+#endif

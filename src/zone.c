@@ -1,0 +1,73 @@
+#include "zone.h"
+
+#include "lock.h"
+#include "os.h"
+#include "superblock.h"
+
+/* Away from where Linux puts executables, the heap and mmap (top-down from
+ * 0x7f..); aligned to the region size so zone arithmetic stays simple. */
+#define REGION_HINT ((uintptr_t)1 << 44)
+/* The first superblocks of each zone hold the zone's descriptor array. */
+#define FIRST_SUPERBLOCK ((ZONE_SIZE / SB_SIZE) * sizeof(struct superblock) / SB_SIZE)
+
+uintptr_t zone_region_base = ZONE_NO_REGION;
+static uintptr_t next_superblock[SC_COUNT]; /* index within the zone */
+static uintptr_t large_next, large_end;
+static lock_t large_space_lock = LOCK_INIT;
+
+_Static_assert(FIRST_SUPERBLOCK * SB_SIZE >= (ZONE_SIZE / SB_SIZE) * sizeof(struct superblock),
+               "descriptor array fits before the first superblock");
+
+bool zone_init(bool enabled)
+{
+    lock_register_for_fork(&large_space_lock);
+    if (!enabled)
+        return false;
+    void *region = os_map(REGION_SIZE, REGION_HINT);
+    if (!region)
+        region = os_map_aligned(REGION_SIZE, REGION_SIZE);
+    if (!region)
+        return false;
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        next_superblock[c] = FIRST_SUPERBLOCK;
+    large_next = (uintptr_t)region + SMALL_ZONES_SIZE;
+    large_end = (uintptr_t)region + REGION_SIZE;
+    __atomic_store_n(&zone_region_base, (uintptr_t)region, __ATOMIC_RELEASE);
+    return true;
+}
+
+bool zone_active(void)
+{
+    return zone_region_base != ZONE_NO_REGION;
+}
+
+uintptr_t zone_take_superblock(unsigned cls)
+{
+    if (!zone_active() || next_superblock[cls] >= ZONE_SIZE / SB_SIZE)
+        return 0;
+    return zone_base(cls) + (next_superblock[cls]++ << SB_SHIFT);
+}
+
+bool zone_take_large(size_t size, uintptr_t *start)
+{
+    if (!zone_active())
+        return false;
+    lock_acquire(&large_space_lock);
+    bool ok = large_end - large_next >= size;
+    if (ok) {
+        *start = large_next;
+        large_next += size;
+    }
+    lock_release(&large_space_lock);
+    return ok;
+}
+
+size_t zone_bytes_used(void)
+{
+    if (!zone_active())
+        return 0;
+    size_t used = large_next - (zone_region_base + SMALL_ZONES_SIZE);
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        used += (next_superblock[c] - FIRST_SUPERBLOCK) << SB_SHIFT;
+    return used;
+}
