@@ -1,5 +1,6 @@
 #include "central.h"
 
+#include "debug.h"
 #include "lock.h"
 #include "os.h"
 #include "sizeclass.h"
@@ -83,6 +84,8 @@ static struct batch_link *stack_pop(struct central *ce)
 static void return_to_superblock(struct central *ce, void *p)
 {
     struct superblock *sb = sb_of((uintptr_t)p);
+    CA_ASSERT(sb && sb->cls == (unsigned)(ce - classes) && sb->used > 0);
+    CA_ASSERT(sb_block_start(sb, (uintptr_t)p) == (uintptr_t)p);
     *(void **)p = sb->free;
     sb->free = p;
     sb->used--;
@@ -145,6 +148,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
             sb->next = NULL;
             ce->partial = sb;
         }
+        CA_ASSERT(sb->cls == cls && !sb_exhausted(sb));
         got += sb_take(sb, out + got, n - got);
         if (sb_exhausted(sb)) {
             ce->partial = sb->next;

@@ -1,4 +1,5 @@
 #include "diag.h"
+#include "debug.h"
 
 #include <stdio.h>
 
@@ -17,3 +18,14 @@ void diag_invalid_pointer(const char *call, const void *ptr, const char *why)
     if (opt.abort_on_error)
         os_abort();
 }
+
+#ifdef COREALLOC_DEBUG
+void debug_assert_failed(const char *file, int line, const char *cond)
+{
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "corealloc: internal assertion failed at %s:%d: %s\n", file, line, cond);
+    if (n > 0)
+        os_write_all(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    os_abort();
+}
+#endif

@@ -1,5 +1,6 @@
 #include "large.h"
 
+#include "debug.h"
 #include <string.h>
 
 #include "lock.h"
@@ -21,6 +22,7 @@ struct span {
     size_t dirty;    /* bytes of a free span that may still be resident */
     uint64_t freed_ns;
     uint8_t in_use;
+    uint8_t in_bin; /* free and findable: the only spans a neighbour may merge with */
 };
 
 static lock_t heap_lock = LOCK_INIT;
@@ -46,6 +48,7 @@ static uintptr_t span_end(const struct span *s) { return s->start + span_bytes(s
 
 static void bin_insert(struct span *s)
 {
+    CA_ASSERT(!s->in_use && !s->in_bin && s->pages > 0);
     unsigned b = bin_of(s->pages);
     s->prev = NULL;
     s->next = bins[b];
@@ -53,12 +56,14 @@ static void bin_insert(struct span *s)
         bins[b]->prev = s;
     bins[b] = s;
     nonempty[b / 64] |= (uint64_t)1 << (b % 64);
+    s->in_bin = 1;
     st.bytes_free_dirty += s->dirty;
     st.bytes_free_clean += span_bytes(s) - s->dirty;
 }
 
 static void bin_remove(struct span *s)
 {
+    CA_ASSERT(s->in_bin);
     unsigned b = bin_of(s->pages);
     if (s->prev)
         s->prev->next = s->next;
@@ -68,6 +73,7 @@ static void bin_remove(struct span *s)
         s->next->prev = s->prev;
     if (!bins[b])
         nonempty[b / 64] &= ~((uint64_t)1 << (b % 64));
+    s->in_bin = 0;
     st.bytes_free_dirty -= s->dirty;
     st.bytes_free_clean -= span_bytes(s) - s->dirty;
 }
@@ -109,7 +115,7 @@ static void release(struct span *s)
         s->dirty = span_bytes(s);
     s->freed_ns = os_monotonic_ns();
     struct span *before = s->start ? span_at(s->start - 1) : NULL;
-    if (before && !before->in_use && span_end(before) == s->start) {
+    if (before && before->in_bin && span_end(before) == s->start) {
         bin_remove(before);
         before->pages += s->pages;
         before->dirty += s->dirty;
@@ -118,7 +124,7 @@ static void release(struct span *s)
         s->freed_ns = os_monotonic_ns();
     }
     struct span *after = span_at(span_end(s));
-    if (after && !after->in_use && after->start == span_end(s)) {
+    if (after && after->in_bin && after->start == span_end(s)) {
         bin_remove(after);
         s->pages += after->pages;
         s->dirty += after->dirty;
@@ -278,7 +284,7 @@ void large_free(struct span *s)
 static bool grow_in_place(struct span *s, size_t pages)
 {
     struct span *after = span_at(span_end(s));
-    if (!after || after->in_use || after->start != span_end(s) || s->pages + after->pages < pages) {
+    if (!after || !after->in_bin || after->start != span_end(s) || s->pages + after->pages < pages) {
         /* At the end of the large zone's used space: take more right there. */
         uintptr_t more;
         if (after || !zone_take_large((pages - s->pages) << OS_PAGE_SHIFT, &more))

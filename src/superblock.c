@@ -1,5 +1,6 @@
 #include "superblock.h"
 
+#include "debug.h"
 #include "lock.h"
 #include "meta.h"
 #include "options.h"
@@ -129,6 +130,7 @@ static bool keep_retained(void)
 
 void sb_release_empty(struct superblock *sb)
 {
+    CA_ASSERT(sb->used == 0 && sb->list != SB_LIST_EMPTY);
     sb->empty_since_ns = os_monotonic_ns();
     sb->list = SB_LIST_EMPTY;
     if (keep_retained()) {

@@ -1,0 +1,604 @@
+/* Restartable sequences: finding the thread's rseq area and the per-CPU
+ * cache critical sections (see rseq.h and DESIGN.md, layer 2).
+ *
+ * This file runs inside malloc: it never calls malloc and never uses stdio.
+ *
+ * Area. glibc >= 2.35 registers an rseq area for every thread and exports
+ * __rseq_offset / __rseq_size / __rseq_flags; the area is at thread pointer
+ * + __rseq_offset. We reference those symbols weakly (no dlsym), so the
+ * library also links against libcs without them. When __rseq_size is 0
+ * (GLIBC_TUNABLES=glibc.pthread.rseq=0, other libcs, or glibc's own
+ * registration failed) we register our own 32-byte area per thread, an
+ * initial-exec TLS variable. Either way the area is at %fs:0 + a constant,
+ * `area_off` (for initial-exec TLS the offset from the thread pointer is the
+ * same in every thread), so the sections address it as %fs:OFF(%reg).
+ *
+ * Id. Each section reads its id inside the section from %fs:(idoff), with
+ * idoff = area_off + 4 (cpu_id) or area_off + 24 (mm_cid), chosen once in
+ * rseq_init and passed in a register, so one section serves both.
+ * cpu_id_start is never used.
+ *
+ * Sections (x86-64). Each asm statement emits its own struct rseq_cs into
+ * section __rseq_cs (32-byte aligned), stores its address into
+ * area->rseq_cs, reads the id, computes slab = base + (id << shift) and the
+ * class header at slab + cls * 8, and ends with one 16-bit store to `top`
+ * (the commit). The abort handler lives in section __rseq_failure, preceded
+ * by the 4-byte signature 0x53053053 (glibc's RSEQ_SIG on x86, encoded as
+ * glibc and librseq do: ud1 0x53053053(%rip),%edi); it counts the abort with
+ * a relaxed `lock add` (off the fast path) and jumps back to re-arm and
+ * restart the section. Inputs are never modified inside a section, so a
+ * restart recomputes everything from them.
+ */
+#define _GNU_SOURCE
+#include "rseq.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) && defined(__linux__)
+
+#include <linux/membarrier.h>
+
+#ifndef AT_RSEQ_FEATURE_SIZE
+#define AT_RSEQ_FEATURE_SIZE 27
+#endif
+#ifndef MEMBARRIER_CMD_FLAG_CPU
+#define MEMBARRIER_CMD_FLAG_CPU (1 << 0)
+#endif
+
+#define CA_RSEQ_SIG_LIT 0x53053053 /* glibc RSEQ_SIG on x86 */
+#define CA_RSEQ_SIG ((uint32_t)CA_RSEQ_SIG_LIT)
+#define CA_RSEQ_ORIG_SIZE 32u
+#define CA_RSEQ_CPU_ID_UNINITIALIZED ((uint32_t)-1)
+#define CA_RSEQ_CPU_ID_REGISTRATION_FAILED ((uint32_t)-2)
+#define CA_RSEQ_OFF_CPU_ID 4
+#define CA_RSEQ_OFF_RSEQ_CS 8
+#define CA_RSEQ_OFF_MM_CID 24
+
+/* The kernel's struct rseq (uapi linux/rseq.h), original 32 bytes. Our own
+ * copy: the installed uapi header may predate node_id/mm_cid, and including
+ * <sys/rseq.h> would declare __rseq_* without the weak attribute. */
+struct ca_rseq_area {
+    uint32_t cpu_id_start;
+    uint32_t cpu_id;
+    uint64_t rseq_cs;
+    uint32_t flags;
+    uint32_t node_id;
+    uint32_t mm_cid;
+    uint32_t padding;
+} __attribute__((aligned(32)));
+
+_Static_assert(sizeof(struct ca_rseq_area) == 32, "struct rseq is 32 bytes");
+_Static_assert(offsetof(struct ca_rseq_area, cpu_id) == CA_RSEQ_OFF_CPU_ID, "cpu_id");
+_Static_assert(offsetof(struct ca_rseq_area, rseq_cs) == CA_RSEQ_OFF_RSEQ_CS, "rseq_cs");
+_Static_assert(offsetof(struct ca_rseq_area, mm_cid) == CA_RSEQ_OFF_MM_CID, "mm_cid");
+_Static_assert(sizeof(struct cache_hdr) == 8, "cache_hdr is one slot");
+
+/* glibc's exports, weak: null addresses when the libc has none. */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+extern const unsigned int __rseq_flags __attribute__((weak));
+
+/* Our own area, used only when glibc registered none. 32 bytes of
+ * initial-exec TLS (the library may be dlopen'ed: keep static TLS tiny).
+ * cpu_id doubles as the "registered in this thread" flag: the kernel writes
+ * a real CPU number on registration. mm_cid starts as an absurd id too, so
+ * a section run by an unregistered thread faults instead of racing. */
+static __thread struct ca_rseq_area ca_own_area
+    __attribute__((tls_model("initial-exec"))) = {
+        .cpu_id_start = 0,
+        .cpu_id = CA_RSEQ_CPU_ID_UNINITIALIZED,
+        .mm_cid = CA_RSEQ_CPU_ID_UNINITIALIZED,
+};
+
+/* Read on every section: keep together, away from written data. */
+static struct {
+    long area_off; /* area = %fs:0 + area_off */
+    long id_off;   /* area_off + offset of cpu_id or mm_cid */
+    enum rseq_source source;
+    bool mm_cid;
+    bool membarrier;
+    bool initialized;
+    unsigned id_count;
+} ca_rseq __attribute__((aligned(64)));
+
+/* Aborts of all sections; written only on the abort path. */
+static uint64_t ca_rseq_aborts __attribute__((aligned(64)));
+
+#ifdef COREALLOC_TESTING
+static bool ca_rseq_no_membarrier;
+/* Test hook (declared in tests/rseq/rseq_testing.h): before rseq_init,
+ * pretend membarrier is unavailable so rseq_fence takes its fallback and
+ * rseq_init never picks mm_cid. */
+void rseq_testing_disable_membarrier(void);
+void rseq_testing_disable_membarrier(void)
+{
+    ca_rseq_no_membarrier = true;
+}
+#endif
+
+static inline uintptr_t ca_thread_pointer(void)
+{
+    uintptr_t tp;
+    __asm__("movq %%fs:0, %0" : "=r"(tp));
+    return tp;
+}
+
+static inline struct ca_rseq_area *ca_area(void)
+{
+    return (struct ca_rseq_area *)(ca_thread_pointer() + (uintptr_t)ca_rseq.area_off);
+}
+
+static long ca_sys_rseq(struct ca_rseq_area *area, uint32_t len, int flags, uint32_t sig)
+{
+    return syscall(SYS_rseq, area, len, flags, sig);
+}
+
+static long ca_sys_membarrier(int cmd, unsigned flags, int cpu)
+{
+    return syscall(SYS_membarrier, cmd, flags, cpu);
+}
+
+/* Highest possible CPU + 1 from /sys/devices/system/cpu/possible ("0-1",
+ * "0,2-7"), without allocating. 0 when unreadable. */
+static unsigned ca_possible_cpus(void)
+{
+    char buf[256];
+    size_t got = 0;
+    int saved = errno;
+    int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        while (got + 1 < sizeof buf) {
+            ssize_t n = read(fd, buf + got, sizeof buf - 1 - got);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+        }
+        close(fd);
+    }
+    errno = saved;
+    buf[got] = '\0';
+    unsigned max = 0, cur = 0;
+    bool any = false, in_num = false;
+    for (size_t i = 0; i <= got; i++) {
+        char c = buf[i];
+        if (c >= '0' && c <= '9') {
+            cur = cur * 10 + (unsigned)(c - '0');
+            in_num = true;
+            continue;
+        }
+        if (in_num) {
+            if (cur > max)
+                max = cur;
+            any = true;
+        }
+        cur = 0;
+        in_num = false;
+    }
+    return any ? max + 1 : 0;
+}
+
+static bool ca_register_own(void)
+{
+    struct ca_rseq_area *a = &ca_own_area;
+    if (a->cpu_id != CA_RSEQ_CPU_ID_UNINITIALIZED)
+        return (int32_t)a->cpu_id >= 0;
+    int saved = errno;
+    long r = ca_sys_rseq(a, CA_RSEQ_ORIG_SIZE, 0, CA_RSEQ_SIG);
+    errno = saved;
+    if (r != 0) {
+        a->cpu_id = CA_RSEQ_CPU_ID_REGISTRATION_FAILED;
+        return false;
+    }
+    return (int32_t)__atomic_load_n(&a->cpu_id, __ATOMIC_RELAXED) >= 0;
+}
+
+enum rseq_source rseq_init(bool prefer_mm_cid)
+{
+    if (ca_rseq.initialized)
+        return ca_rseq.source;
+
+    unsigned possible = ca_possible_cpus();
+    if (possible == 0) {
+        long n = sysconf(_SC_NPROCESSORS_CONF);
+        possible = n > 0 ? (unsigned)n : 1;
+    }
+    ca_rseq.id_count = possible;
+
+    enum rseq_source src = RSEQ_SOURCE_NONE;
+    unsigned glibc_size = &__rseq_size ? __rseq_size : 0;
+    if (glibc_size != 0 && &__rseq_offset) {
+        /* glibc registered (or tried to): its area must hold a CPU number. */
+        ca_rseq.area_off = (long)__rseq_offset;
+        if ((int32_t)__atomic_load_n(&ca_area()->cpu_id, __ATOMIC_RELAXED) >= 0)
+            src = RSEQ_SOURCE_GLIBC;
+    } else {
+        ca_rseq.area_off = (long)((uintptr_t)&ca_own_area - ca_thread_pointer());
+        if (ca_register_own())
+            src = RSEQ_SOURCE_OWN;
+    }
+
+    bool mb = false, try_mb = src != RSEQ_SOURCE_NONE;
+#ifdef COREALLOC_TESTING
+    if (ca_rseq_no_membarrier)
+        try_mb = false;
+#endif
+    if (try_mb) {
+        int saved = errno;
+        long q = ca_sys_membarrier(MEMBARRIER_CMD_QUERY, 0, 0);
+        if (q > 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) &&
+            ca_sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0)
+            mb = true;
+        errno = saved;
+    }
+
+    /* mm_cid (Linux 6.3+) is at offset 24 of the original 32-byte area; the
+     * kernel fills it for every registration. Our own area is 32 bytes;
+     * glibc 2.35-2.39 reports __rseq_size 20 but allocates 32 bytes, later
+     * glibc reports the feature size (>= 28 when mm_cid is included).
+     * Without membarrier the fence fallback pins to a CPU, which only means
+     * something for cpu_id ids. */
+    bool mm_cid = false;
+    if (prefer_mm_cid && src != RSEQ_SOURCE_NONE && mb &&
+        getauxval(AT_RSEQ_FEATURE_SIZE) >= 28 &&
+        (src == RSEQ_SOURCE_OWN || glibc_size == 20 || glibc_size >= 28))
+        mm_cid = true;
+
+    ca_rseq.mm_cid = mm_cid;
+    ca_rseq.membarrier = mb;
+    ca_rseq.id_off = ca_rseq.area_off + (mm_cid ? CA_RSEQ_OFF_MM_CID : CA_RSEQ_OFF_CPU_ID);
+    ca_rseq.source = src;
+    __atomic_store_n(&ca_rseq.initialized, true, __ATOMIC_RELEASE);
+    return src;
+}
+
+enum rseq_source rseq_source(void)
+{
+    return ca_rseq.source;
+}
+
+bool rseq_uses_mm_cid(void)
+{
+    return ca_rseq.mm_cid;
+}
+
+unsigned rseq_id_count(void)
+{
+    return ca_rseq.id_count;
+}
+
+bool rseq_thread_ready(void)
+{
+    switch (ca_rseq.source) {
+    case RSEQ_SOURCE_GLIBC:
+        return (int32_t)__atomic_load_n(&ca_area()->cpu_id, __ATOMIC_RELAXED) >= 0;
+    case RSEQ_SOURCE_OWN:
+        return ca_register_own();
+    default:
+        return false;
+    }
+}
+
+unsigned rseq_current_id(void)
+{
+    if (ca_rseq.source != RSEQ_SOURCE_NONE && rseq_thread_ready()) {
+        uint32_t id = __atomic_load_n(
+            (uint32_t *)(ca_thread_pointer() + (uintptr_t)ca_rseq.id_off), __ATOMIC_RELAXED);
+        if (id < ca_rseq.id_count)
+            return id;
+    }
+    int cpu = sched_getcpu();
+    return cpu >= 0 && ca_rseq.id_count && (unsigned)cpu < ca_rseq.id_count ? (unsigned)cpu : 0;
+}
+
+uint64_t rseq_abort_count(void)
+{
+    return __atomic_load_n(&ca_rseq_aborts, __ATOMIC_RELAXED);
+}
+
+/* ---- critical sections ------------------------------------------------- */
+
+#define CA_STR_(x) #x
+#define CA_STR(x) CA_STR_(x)
+
+/* The descriptor (label 3) for the section [1, 2) with abort label 4. */
+#define CA_RSEQ_CS_DESC                                                        \
+    ".pushsection __rseq_cs, \"aw\"\n\t"                                       \
+    ".balign 32\n"                                                             \
+    "3:\n\t"                                                                   \
+    ".long 0, 0\n\t"                                                           \
+    ".quad 1f, (2f - 1f), 4f\n\t"                                              \
+    ".popsection\n"
+
+/* Arm: label 9 is the restart point. Uses %[scratch] before it is needed. */
+#define CA_RSEQ_ARM                                                            \
+    "9:\n\t"                                                                   \
+    "leaq 3b(%%rip), %[slab]\n\t"                                              \
+    "movq %[slab], %%fs:" CA_STR(CA_RSEQ_OFF_RSEQ_CS) "(%[off])\n"             \
+    "1:\n\t"                                                                   \
+    "movl %%fs:(%[idoff]), %k[slab]\n\t"                                       \
+    "shlq %%cl, %[slab]\n\t"                                                   \
+    "addq %[base], %[slab]\n\t"
+
+/* Signature, then the abort label 4: count and restart at 9. */
+#define CA_RSEQ_ABORT                                                          \
+    ".pushsection __rseq_failure, \"ax\"\n\t"                                  \
+    ".byte 0x0f, 0xb9, 0x3d\n\t"                                               \
+    ".long " CA_STR(CA_RSEQ_SIG_LIT) "\n"                                      \
+    "4:\n\t"                                                                   \
+    "lock addq $1, %[aborts]\n\t"                                              \
+    "jmp 9b\n\t"                                                               \
+    ".popsection\n\t"
+
+#define CA_RSEQ_COMMON_IN                                                      \
+    [off] "r"(ca_rseq.area_off), [idoff] "r"(ca_rseq.id_off), [base] "r"(base),  \
+        "c"(shift), [cls] "r"((uintptr_t)cls)
+
+void *rseq_cache_pop(uintptr_t base, unsigned shift, unsigned cls)
+{
+    uintptr_t slab, top;
+    void *item;
+#ifndef COREALLOC_RSEQ_BROKEN_COMMIT
+    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM
+                         "movzwl 2(%[slab],%[cls],8), %k[item]\n\t"
+                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
+                         "cmpl %k[item], %k[top]\n\t"
+                         "movl $0, %k[item]\n\t"
+                         "jbe 2f\n\t"
+                         "movq -8(%[slab],%[top],8), %[item]\n\t"
+                         "subl $1, %k[top]\n\t"
+                         "movw %w[top], (%[slab],%[cls],8)\n"
+                         "2:\n\t" CA_RSEQ_ABORT
+                         : [slab] "=&r"(slab), [top] "=&r"(top), [item] "=&r"(item),
+                           [aborts] "+m"(ca_rseq_aborts)
+                         : CA_RSEQ_COMMON_IN
+                         : "memory", "cc");
+#else
+    /* Deliberately broken for the tests: the section ends after reading the
+     * item, and `top` is committed by a plain store after it, with a window
+     * widened by a short spin. A preemption in the window lets another thread
+     * on this CPU pop the same object. */
+    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM
+                         "movzwl 2(%[slab],%[cls],8), %k[item]\n\t"
+                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
+                         "cmpl %k[item], %k[top]\n\t"
+                         "movl $0, %k[item]\n\t"
+                         "jbe 2f\n\t"
+                         "movq -8(%[slab],%[top],8), %[item]\n"
+                         "2:\n\t" CA_RSEQ_ABORT
+                         : [slab] "=&r"(slab), [top] "=&r"(top), [item] "=&r"(item),
+                           [aborts] "+m"(ca_rseq_aborts)
+                         : CA_RSEQ_COMMON_IN
+                         : "memory", "cc");
+    if (item) {
+        for (int i = 0; i < 64; i++)
+            __asm__ __volatile__("pause" ::: "memory");
+        ((volatile struct cache_hdr *)(slab + (uintptr_t)cls * 8))->top = (uint16_t)(top - 1);
+    }
+#endif
+    return item;
+}
+
+bool rseq_cache_push(uintptr_t base, unsigned shift, unsigned cls, void *ptr)
+{
+    uintptr_t slab, top;
+    unsigned ok;
+    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM
+                         "movzwl 4(%[slab],%[cls],8), %[ok]\n\t"
+                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
+                         "cmpl %[ok], %k[top]\n\t"
+                         "movl $0, %[ok]\n\t"
+                         "jae 2f\n\t"
+                         "movq %[ptr], (%[slab],%[top],8)\n\t"
+                         "addl $1, %k[top]\n\t"
+                         "movl $1, %[ok]\n\t"
+                         "movw %w[top], (%[slab],%[cls],8)\n"
+                         "2:\n\t" CA_RSEQ_ABORT
+                         : [slab] "=&r"(slab), [top] "=&r"(top), [ok] "=&r"(ok),
+                           [aborts] "+m"(ca_rseq_aborts)
+                         : CA_RSEQ_COMMON_IN, [ptr] "r"(ptr)
+                         : "memory", "cc");
+    return ok != 0;
+}
+
+/* Pops k = min(n, top - begin) objects: out[0..k) = slots [top-k, top), then
+ * one committing store of top - k. */
+unsigned rseq_cache_pop_batch(uintptr_t base, unsigned shift, unsigned cls, void **out,
+                              unsigned n)
+{
+    uintptr_t slab, top, k, src, i, tmp;
+    if (n == 0)
+        return 0;
+    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM
+                         "movzwl 2(%[slab],%[cls],8), %k[src]\n\t"
+                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
+                         "xorl %k[k], %k[k]\n\t"
+                         "cmpl %k[src], %k[top]\n\t"
+                         "jbe 2f\n\t"
+                         "movl %k[top], %k[k]\n\t"
+                         "subl %k[src], %k[k]\n\t"
+                         "cmpl %[n], %k[k]\n\t"
+                         "cmova %[n], %k[k]\n\t"
+                         "subl %k[k], %k[top]\n\t"
+                         "leaq (%[slab],%[top],8), %[src]\n\t"
+                         "xorl %k[i], %k[i]\n"
+                         "5:\n\t"
+                         "movq (%[src],%[i],8), %[tmp]\n\t"
+                         "movq %[tmp], (%[out],%[i],8)\n\t"
+                         "addl $1, %k[i]\n\t"
+                         "cmpl %k[k], %k[i]\n\t"
+                         "jb 5b\n\t"
+                         "movw %w[top], (%[slab],%[cls],8)\n"
+                         "2:\n\t" CA_RSEQ_ABORT
+                         : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [src] "=&r"(src),
+                           [i] "=&r"(i), [tmp] "=&r"(tmp), [aborts] "+m"(ca_rseq_aborts)
+                         : CA_RSEQ_COMMON_IN, [out] "r"(out), [n] "r"(n)
+                         : "memory", "cc");
+    return (unsigned)k;
+}
+
+/* Pushes k = min(n, end - top) objects in[0..k) to slots [top, top+k), then
+ * one committing store of top + k. */
+unsigned rseq_cache_push_batch(uintptr_t base, unsigned shift, unsigned cls,
+                               void *const *in, unsigned n)
+{
+    uintptr_t slab, top, k, dst, i, tmp;
+    if (n == 0)
+        return 0;
+    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM
+                         "movzwl 4(%[slab],%[cls],8), %k[dst]\n\t"
+                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
+                         "xorl %k[k], %k[k]\n\t"
+                         "cmpl %k[dst], %k[top]\n\t"
+                         "jae 2f\n\t"
+                         "movl %k[dst], %k[k]\n\t"
+                         "subl %k[top], %k[k]\n\t"
+                         "cmpl %[n], %k[k]\n\t"
+                         "cmova %[n], %k[k]\n\t"
+                         "leaq (%[slab],%[top],8), %[dst]\n\t"
+                         "xorl %k[i], %k[i]\n"
+                         "5:\n\t"
+                         "movq (%[in],%[i],8), %[tmp]\n\t"
+                         "movq %[tmp], (%[dst],%[i],8)\n\t"
+                         "addl $1, %k[i]\n\t"
+                         "cmpl %k[k], %k[i]\n\t"
+                         "jb 5b\n\t"
+                         "addl %k[k], %k[top]\n\t"
+                         "movw %w[top], (%[slab],%[cls],8)\n"
+                         "2:\n\t" CA_RSEQ_ABORT
+                         : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [dst] "=&r"(dst),
+                           [i] "=&r"(i), [tmp] "=&r"(tmp), [aborts] "+m"(ca_rseq_aborts)
+                         : CA_RSEQ_COMMON_IN, [in] "r"(in), [n] "r"(n)
+                         : "memory", "cc");
+    return (unsigned)k;
+}
+
+/* ---- fence ------------------------------------------------------------- */
+
+/* Without membarrier (cpu_id ids only): run the calling thread on the CPU.
+ * Whatever ran there before has been switched out since, and a thread
+ * switched out inside a section aborts it when it next returns to user
+ * space; the context switch orders its earlier stores before ours. */
+#define CA_MASK_WORDS 64 /* 4096 CPUs */
+static bool ca_visit_cpu(unsigned cpu)
+{
+    unsigned long mask[CA_MASK_WORDS] = {0};
+    const unsigned bits = 8 * sizeof(unsigned long);
+    if (cpu >= CA_MASK_WORDS * bits)
+        return false;
+    mask[cpu / bits] = 1ul << (cpu % bits);
+    /* EINVAL: the CPU is offline or outside our cpuset, so no thread of the
+     * process can be running a section there. */
+    if (sched_setaffinity(0, sizeof mask, (cpu_set_t *)mask) != 0)
+        return false;
+    /* sched_setaffinity returns on an allowed CPU; check anyway. */
+    for (int tries = 0; tries < 1000; tries++) {
+        int now = sched_getcpu();
+        if (now < 0 || (unsigned)now == cpu)
+            break;
+        sched_yield();
+    }
+    return true;
+}
+
+void rseq_fence(int id)
+{
+    if (ca_rseq.source == RSEQ_SOURCE_NONE)
+        return;
+    int saved = errno;
+    if (ca_rseq.membarrier) {
+        long r;
+        if (ca_rseq.mm_cid || id < 0)
+            r = ca_sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+        else
+            r = ca_sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+                                  MEMBARRIER_CMD_FLAG_CPU, id);
+        if (r == 0) {
+            errno = saved;
+            return;
+        }
+        /* Fall through to the fallback (e.g. a CPU id the kernel rejects). */
+    }
+    unsigned long orig[CA_MASK_WORDS];
+    bool have_orig = sched_getaffinity(0, sizeof orig, (cpu_set_t *)orig) == 0;
+    if (id >= 0) {
+        ca_visit_cpu((unsigned)id);
+    } else {
+        for (unsigned c = 0; c < ca_rseq.id_count; c++)
+            ca_visit_cpu(c);
+    }
+    if (have_orig)
+        sched_setaffinity(0, sizeof orig, (cpu_set_t *)orig);
+    errno = saved;
+}
+
+#else /* !x86_64 Linux: portable fallback, the front end uses per-thread caches */
+
+enum rseq_source rseq_init(bool prefer_mm_cid)
+{
+    (void)prefer_mm_cid;
+    return RSEQ_SOURCE_NONE;
+}
+enum rseq_source rseq_source(void)
+{
+    return RSEQ_SOURCE_NONE;
+}
+bool rseq_uses_mm_cid(void)
+{
+    return false;
+}
+unsigned rseq_id_count(void)
+{
+    return 1;
+}
+bool rseq_thread_ready(void)
+{
+    return false;
+}
+unsigned rseq_current_id(void)
+{
+    return 0;
+}
+void *rseq_cache_pop(uintptr_t base, unsigned shift, unsigned cls)
+{
+    (void)base, (void)shift, (void)cls;
+    return NULL;
+}
+bool rseq_cache_push(uintptr_t base, unsigned shift, unsigned cls, void *ptr)
+{
+    (void)base, (void)shift, (void)cls, (void)ptr;
+    return false;
+}
+unsigned rseq_cache_pop_batch(uintptr_t base, unsigned shift, unsigned cls, void **out,
+                              unsigned n)
+{
+    (void)base, (void)shift, (void)cls, (void)out, (void)n;
+    return 0;
+}
+unsigned rseq_cache_push_batch(uintptr_t base, unsigned shift, unsigned cls,
+                               void *const *in, unsigned n)
+{
+    (void)base, (void)shift, (void)cls, (void)in, (void)n;
+    return 0;
+}
+void rseq_fence(int id)
+{
+    (void)id;
+}
+uint64_t rseq_abort_count(void)
+{
+    return 0;
+}
+#ifdef COREALLOC_TESTING
+void rseq_testing_disable_membarrier(void);
+void rseq_testing_disable_membarrier(void)
+{
+}
+#endif
+
+#endif

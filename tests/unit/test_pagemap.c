@@ -1,0 +1,27 @@
+/* The page map: ranges set and read back, neighbours untouched, addresses
+ * outside 48 bits rejected. */
+#include "alloc.h"
+#include "os.h"
+#include "pagemap.h"
+#include "unit.h"
+
+int main(void)
+{
+    alloc_ensure_init();
+    uintptr_t base = (uintptr_t)0x7e0000000000ull - 3 * OS_PAGE_SIZE; /* crosses a leaf boundary */
+    size_t size = 5000 * OS_PAGE_SIZE;
+    CHECK(pagemap_get(base) == 0, "fresh map reads zero");
+    CHECK(pagemap_set_range(base, size, 0x1230), "set range");
+    for (uintptr_t a = base; a < base + size; a += OS_PAGE_SIZE / 2)
+        CHECK(pagemap_get(a) == 0x1230, "page %#lx", (unsigned long)a);
+    CHECK(pagemap_get(base - 1) == 0, "page before");
+    CHECK(pagemap_get(base + size) == 0, "page after");
+    CHECK(pagemap_set(base + OS_PAGE_SIZE, 0x4561), "set one");
+    CHECK(pagemap_get(base + OS_PAGE_SIZE + 17) == 0x4561, "one page changed");
+    CHECK(pagemap_get(base + 2 * OS_PAGE_SIZE) == 0x1230, "its neighbour did not");
+    CHECK(pagemap_get((uintptr_t)1 << 50) == 0, "beyond 48 bits reads zero");
+    CHECK(!pagemap_set_range((uintptr_t)1 << 50, OS_PAGE_SIZE, 1), "beyond 48 bits refused");
+    CHECK(pagemap_bytes_mapped() > 0, "map memory accounted");
+    puts("pagemap ok");
+    return 0;
+}

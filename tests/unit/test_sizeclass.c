@@ -1,0 +1,38 @@
+/* Size classes: every request maps to the smallest class that holds it,
+ * classes are at most 12.5% apart and 16-byte aligned, and the reciprocal
+ * division is exact inside a superblock. */
+#include "alloc.h"
+#include "sizeclass.h"
+#include "unit.h"
+
+int main(void)
+{
+    alloc_ensure_init();
+    CHECK(sc_info[SC_COUNT - 1].size == SMALL_MAX, "largest class %u", sc_info[SC_COUNT - 1].size);
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        unsigned size = sc_info[c].size;
+        CHECK(size % 16 == 0, "class %u size %u", c, size);
+        if (c > 0) {
+            unsigned prev = sc_info[c - 1].size;
+            CHECK(size > prev, "class %u not increasing", c);
+            CHECK(prev <= 128 || (size - prev) * 8 <= prev, "class %u: %u -> %u is over 12.5%%", c, prev, size);
+        }
+        CHECK(sc_info[c].blocks == SB_SIZE / size, "class %u blocks", c);
+        CHECK(sc_info[c].batch >= 2 && sc_info[c].batch * 2 <= sc_info[c].limit, "class %u batch", c);
+        for (uintptr_t off = 0; off < SB_SIZE; off += 16) {
+            CHECK(sc_block_index(c, off) == off / size, "class %u offset %lu", c, (unsigned long)off);
+        }
+        CHECK(sc_block_index(c, SB_SIZE - 1) == (SB_SIZE - 1) / size, "class %u last byte", c);
+    }
+    for (size_t n = 0; n <= SMALL_MAX; n++) {
+        unsigned c = sc_of(n);
+        CHECK(c < SC_COUNT, "size %zu", n);
+        CHECK(sc_info[c].size >= n, "size %zu in class %u of %u", n, c, sc_info[c].size);
+        CHECK(c == 0 || sc_info[c - 1].size < n, "size %zu not in the smallest class %u", n, c);
+    }
+    /* Every power of two up to SMALL_MAX is a class (aligned allocation relies on it). */
+    for (size_t p = 16; p <= SMALL_MAX; p <<= 1)
+        CHECK(sc_info[sc_of(p)].size == p, "power of two %zu", p);
+    puts("sizeclass ok");
+    return 0;
+}
