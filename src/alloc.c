@@ -25,7 +25,9 @@ static void fork_parent(void) { lock_fork_parent(); }
 static void fork_child(void)
 {
     lock_fork_child();
+#if !defined(COREALLOC_ABLATION)
     tcache_fork_child();
+#endif
 }
 
 /* Everything here must work without malloc: it runs inside the first call. */
@@ -38,7 +40,7 @@ static void init_layers(void)
     /* Locks register in the order they nest, outermost first (fork safety). */
     central_init();
     large_init();
-    tcache_init();
+    frontend_init();
     sb_init();
     zone_init(opt.zones);
     pagemap_init();
@@ -279,12 +281,12 @@ size_t alloc_object_size(const void *p)
 size_t alloc_trim(void)
 {
     alloc_ensure_init();
-    tcache_flush_current();
+    frontend_drain();
     /* Superblocks emptied by this very trim count too: no age limit. */
     return central_trim(UINT64_MAX) + large_trim(UINT64_MAX);
 }
 
 const char *alloc_frontend_name(void)
 {
-    return "per-thread";
+    return frontend_name();
 }

@@ -31,6 +31,34 @@ void cache_slab_format(void **slab)
     }
 }
 
+void *cache_refill_pop(void **slab, unsigned cls)
+{
+    struct cache_hdr *h = cache_hdr(slab, cls);
+    if (h->top > h->begin) /* filled meanwhile, e.g. by a nested allocation */
+        return slab[--h->top];
+    unsigned got = central_alloc(cls, &slab[h->top], sc_info[cls].batch);
+    if (!got)
+        return NULL;
+    h->top = (uint16_t)(h->top + got - 1);
+    return slab[h->top];
+}
+
+void cache_spill_push(void **slab, unsigned cls, void *p)
+{
+    struct cache_hdr *h = cache_hdr(slab, cls);
+    unsigned batch = sc_info[cls].batch;
+    if (h->top >= h->end) {
+        if (h->end < h->limit) { /* demand: let the stack grow by a batch */
+            unsigned end = h->end + batch;
+            h->end = (uint16_t)(end < h->limit ? end : h->limit);
+        } else {
+            central_free(cls, &slab[h->top - batch], batch);
+            h->top = (uint16_t)(h->top - batch);
+        }
+    }
+    slab[h->top++] = p;
+}
+
 void cache_slab_flush(void **slab)
 {
     for (unsigned c = 0; c < SC_COUNT; c++) {

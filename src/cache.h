@@ -47,6 +47,12 @@ static inline unsigned cache_count(void **slab, unsigned cls)
     return h->top > h->begin ? (unsigned)(h->top - h->begin) : 0;
 }
 
+/* Slow paths of a single-owner slab: refill an empty stack from the central
+ * layer and pop (NULL when out of memory); make room (grow the capacity, or
+ * spill a batch) and push. */
+void *cache_refill_pop(void **slab, unsigned cls);
+void cache_spill_push(void **slab, unsigned cls, void *p);
+
 /* Returns every object the slab holds to the central layer. Single owner. */
 void cache_slab_flush(void **slab);
 /* Bytes of objects held by the slab (racy read: for statistics). */

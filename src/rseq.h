@@ -9,6 +9,10 @@
  * Critical sections only ever store `top` (the committing store) and slots
  * at index >= top; `begin` and `end` are written only by a thread that
  * drains or resizes a slab from outside, followed by rseq_fence().
+ * Sections load the bound (begin or end) before top, so a drain must be:
+ * end = 0, begin = 0xFFFF (sections now miss); rseq_fence(id); take slots
+ * [begin, top); top = begin; then restore end, then begin (release stores,
+ * in this order: a section that sees a restored bound also sees the new top).
  */
 #ifndef COREALLOC_RSEQ_H
 #define COREALLOC_RSEQ_H

@@ -5,13 +5,14 @@
 
 #include "alloc.h"
 #include "central.h"
+#include "frontend.h"
+#include "rseq.h"
 #include "large.h"
 #include "meta.h"
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
 #include "superblock.h"
-#include "threadcache.h"
 #include "zone.h"
 
 static size_t mapped, mapped_peak;
@@ -40,7 +41,7 @@ void stats_totals(struct stats_totals *t)
         t->small_out_bytes += cs.blocks_out * sc_info[c].size;
         t->superblocks += cs.superblocks;
     }
-    t->cached_bytes = tcache_bytes_held(&t->caches);
+    t->cached_bytes = frontend_bytes_held(&t->caches);
     struct large_stats ls;
     large_stats(&ls);
     t->large_in_use = ls.bytes_in_use;
@@ -72,10 +73,22 @@ __attribute__((format(printf, 2, 3))) static void put(struct out *o, const char 
         o->len += (size_t)n;
 }
 
+static const char *rseq_source_name(void)
+{
+    switch (rseq_source()) {
+    case RSEQ_SOURCE_GLIBC: return "glibc's area";
+    case RSEQ_SOURCE_OWN: return "own area";
+    default: return "unavailable";
+    }
+}
+
 static void report_text(struct out *o, const struct stats_totals *t)
 {
     put(o, "corealloc statistics\n");
     put(o, "  frontend              %s\n", alloc_frontend_name());
+    put(o, "  rseq                  %s, ids from %s, %llu critical sections restarted\n",
+        rseq_source_name(), rseq_uses_mm_cid() ? "mm_cid" : "cpu_id",
+        (unsigned long long)rseq_abort_count());
     put(o, "  zones                 %s\n", zone_active() ? "address-space zones" : "page map only");
     put(o, "  in use                %zu bytes\n", t->in_use);
     put(o, "  mapped                %zu bytes (peak %zu)\n", t->mapped, t->mapped_peak);
@@ -106,11 +119,13 @@ static void report_json(struct out *o, const struct stats_totals *t)
            "\"peak_mapped_bytes\":%zu,\"rss_bytes\":%zu,\"rss_peak_bytes\":%zu,\"cached_bytes\":%zu,"
            "\"caches\":%u,\"retained_empty_bytes\":%zu,\"large_bytes\":%zu,\"large_blocks\":%zu,"
            "\"large_free_unpurged_bytes\":%zu,\"purged_bytes\":%zu,\"metadata_bytes\":%zu,"
-           "\"invalid_frees\":%llu,\"rseq_aborts\":0,\"classes\":[",
+           "\"invalid_frees\":%llu,\"rseq_source\":\"%s\",\"rseq_id\":\"%s\",\"rseq_aborts\":%llu,"
+           "\"classes\":[",
         alloc_frontend_name(), zone_active() ? "true" : "false", t->in_use, t->mapped, t->mapped_peak,
         os_rss_current(), os_rss_peak(), t->cached_bytes, t->caches, t->retained_empty,
         t->large_in_use, t->large_spans, t->large_free_dirty, t->purged_total, t->metadata,
-        (unsigned long long)stats_invalid_frees());
+        (unsigned long long)stats_invalid_frees(), rseq_source_name(),
+        rseq_uses_mm_cid() ? "mm_cid" : "cpu_id", (unsigned long long)rseq_abort_count());
     const char *sep = "";
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct central_class_stats cs;

@@ -85,14 +85,7 @@ void *tcache_alloc_slow(unsigned cls)
         void *p;
         return central_alloc(cls, &p, 1) ? p : NULL;
     }
-    struct cache_hdr *h = cache_hdr(slab, cls);
-    if (h->top > h->begin) /* filled by an allocation inside create_slab */
-        return slab[--h->top];
-    unsigned got = central_alloc(cls, &slab[h->top], sc_info[cls].batch);
-    if (!got)
-        return NULL;
-    h->top = (uint16_t)(h->top + got - 1);
-    return slab[h->top];
+    return cache_refill_pop(slab, cls);
 }
 
 void tcache_free_slow(void *p, unsigned cls)
@@ -102,18 +95,7 @@ void tcache_free_slow(void *p, unsigned cls)
         central_free(cls, &p, 1);
         return;
     }
-    struct cache_hdr *h = cache_hdr(slab, cls);
-    unsigned batch = sc_info[cls].batch;
-    if (h->top >= h->end) {
-        if (h->end < h->limit) { /* demand: let the stack grow by a batch */
-            unsigned end = h->end + batch;
-            h->end = (uint16_t)(end < h->limit ? end : h->limit);
-        } else {
-            central_free(cls, &slab[h->top - batch], batch);
-            h->top = (uint16_t)(h->top - batch);
-        }
-    }
-    slab[h->top++] = p;
+    cache_spill_push(slab, cls, p);
 }
 
 void tcache_flush_current(void)

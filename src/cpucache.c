@@ -1,0 +1,129 @@
+#include "cpucache.h"
+
+#include "cache.h"
+#include "central.h"
+#include "lock.h"
+#include "os.h"
+#include "sizeclass.h"
+
+uintptr_t cpucache_base;
+unsigned cpucache_shift;
+static unsigned slab_count;
+static lock_t drain_lock = LOCK_INIT;
+
+/* Stops pops (begin past any top) and pushes (end at zero) on a stack. */
+#define STOPPED_BEGIN 0xffff
+#define STOPPED_END 0
+
+bool cpucache_init(bool prefer_mm_cid)
+{
+    lock_register_for_fork(&drain_lock);
+    if (rseq_init(prefer_mm_cid) == RSEQ_SOURCE_NONE)
+        return false;
+    unsigned shift = cache_slab_shift();
+    unsigned count = rseq_id_count();
+    char *slabs = os_map_aligned((size_t)count << shift, (size_t)1 << shift);
+    if (!slabs)
+        return false;
+    for (unsigned id = 0; id < count; id++) {
+        void **slab = (void **)(slabs + ((size_t)id << shift));
+        cache_slab_format(slab);
+        for (unsigned c = 0; c < SC_COUNT; c++) /* bounded by CPUs: full capacity */
+            cache_hdr(slab, c)->end = cache_hdr(slab, c)->limit;
+    }
+    slab_count = count;
+    cpucache_shift = shift;
+    __atomic_store_n(&cpucache_base, (uintptr_t)slabs, __ATOMIC_RELEASE);
+    return true;
+}
+
+void *cpucache_alloc_slow(unsigned cls)
+{
+    void *p;
+    if (!rseq_thread_ready()) /* cannot happen with glibc's registration */
+        return central_alloc(cls, &p, 1) ? p : NULL;
+    p = rseq_cache_pop(cpucache_base, cpucache_shift, cls);
+    if (p)
+        return p;
+    void *batch[64];
+    unsigned n = sc_info[cls].batch;
+    unsigned got = central_alloc(cls, batch, n);
+    if (!got)
+        return NULL;
+    /* One object for the caller, the rest into this CPU's cache (whatever
+     * CPU the thread runs on by now); what does not fit goes back. */
+    unsigned kept = rseq_cache_push_batch(cpucache_base, cpucache_shift, cls, batch + 1, got - 1);
+    if (kept < got - 1)
+        central_free(cls, batch + 1 + kept, got - 1 - kept);
+    return batch[0];
+}
+
+void cpucache_free_slow(void *p, unsigned cls)
+{
+    if (!rseq_thread_ready()) {
+        central_free(cls, &p, 1);
+        return;
+    }
+    void *batch[64];
+    unsigned n = sc_info[cls].batch;
+    unsigned got = rseq_cache_pop_batch(cpucache_base, cpucache_shift, cls, batch, n);
+    if (got)
+        central_free(cls, batch, got);
+    if (!rseq_cache_push(cpucache_base, cpucache_shift, cls, p))
+        central_free(cls, &p, 1);
+}
+
+static size_t drain_slab(void **slab, unsigned id)
+{
+    uint16_t begin[SC_COUNT], end[SC_COUNT];
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        struct cache_hdr *h = cache_hdr(slab, c);
+        begin[c] = h->begin;
+        end[c] = h->end;
+        __atomic_store_n(&h->begin, STOPPED_BEGIN, __ATOMIC_RELAXED);
+        __atomic_store_n(&h->end, STOPPED_END, __ATOMIC_RELAXED);
+    }
+    /* After the fence no section on this id still uses the old bounds. */
+    rseq_fence(rseq_uses_mm_cid() ? -1 : (int)id);
+    size_t bytes = 0;
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        struct cache_hdr *h = cache_hdr(slab, c);
+        unsigned top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
+        unsigned batch = sc_info[c].batch;
+        for (unsigned i = begin[c]; i < top; i += batch) {
+            unsigned n = top - i < batch ? top - i : batch;
+            central_free(c, &slab[i], n);
+        }
+        if (top > begin[c])
+            bytes += (size_t)(top - begin[c]) * sc_info[c].size;
+        __atomic_store_n(&h->top, begin[c], __ATOMIC_RELEASE);
+        __atomic_store_n(&h->end, end[c], __ATOMIC_RELEASE);
+        __atomic_store_n(&h->begin, begin[c], __ATOMIC_RELEASE);
+    }
+    return bytes;
+}
+
+size_t cpucache_drain_all(void)
+{
+    uintptr_t base = __atomic_load_n(&cpucache_base, __ATOMIC_ACQUIRE);
+    if (!base)
+        return 0;
+    size_t bytes = 0;
+    lock_acquire(&drain_lock);
+    for (unsigned id = 0; id < slab_count; id++)
+        bytes += drain_slab((void **)(base + ((uintptr_t)id << cpucache_shift)), id);
+    lock_release(&drain_lock);
+    return bytes;
+}
+
+size_t cpucache_bytes_held(unsigned *slabs)
+{
+    uintptr_t base = __atomic_load_n(&cpucache_base, __ATOMIC_ACQUIRE);
+    size_t bytes = 0;
+    if (base)
+        for (unsigned id = 0; id < slab_count; id++)
+            bytes += cache_slab_bytes_held((void **)(base + ((uintptr_t)id << cpucache_shift)));
+    if (slabs)
+        *slabs = base ? slab_count : 0;
+    return bytes;
+}

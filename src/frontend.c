@@ -1,0 +1,40 @@
+#include "frontend.h"
+
+#include "options.h"
+
+#if defined(COREALLOC_ABLATION)
+
+void frontend_init(void) { lockedcache_init(); }
+const char *frontend_name(void) { return lockedcache_name(); }
+void frontend_drain(void) { lockedcache_drain_all(); }
+size_t frontend_bytes_held(unsigned *caches) { return lockedcache_bytes_held(caches); }
+
+#else
+
+void frontend_init(void)
+{
+    tcache_init();
+    if (opt.frontend != FRONTEND_THREAD)
+        cpucache_init(opt.rseq_mm_cid);
+}
+
+const char *frontend_name(void)
+{
+    return cpucache_base ? "rseq" : "per-thread";
+}
+
+void frontend_drain(void)
+{
+    tcache_flush_current(); /* other threads' caches empty when they exit */
+    cpucache_drain_all();
+}
+
+size_t frontend_bytes_held(unsigned *caches)
+{
+    unsigned threads, cpus;
+    size_t bytes = tcache_bytes_held(&threads) + cpucache_bytes_held(&cpus);
+    *caches = threads + cpus;
+    return bytes;
+}
+
+#endif
