@@ -29,7 +29,9 @@
  * restart the section. Inputs are never modified inside a section, so a
  * restart recomputes everything from them.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "rseq.h"
 
 #include <errno.h>
@@ -51,13 +53,11 @@
 #define MEMBARRIER_CMD_FLAG_CPU (1 << 0)
 #endif
 
-#define CA_RSEQ_SIG_LIT 0x53053053 /* glibc RSEQ_SIG on x86 */
 #define CA_RSEQ_SIG ((uint32_t)CA_RSEQ_SIG_LIT)
 #define CA_RSEQ_ORIG_SIZE 32u
 #define CA_RSEQ_CPU_ID_UNINITIALIZED ((uint32_t)-1)
 #define CA_RSEQ_CPU_ID_REGISTRATION_FAILED ((uint32_t)-2)
 #define CA_RSEQ_OFF_CPU_ID 4
-#define CA_RSEQ_OFF_RSEQ_CS 8
 #define CA_RSEQ_OFF_MM_CID 24
 
 /* The kernel's struct rseq (uapi linux/rseq.h), original 32 bytes. Our own
@@ -96,10 +96,10 @@ static __thread struct ca_rseq_area ca_own_area
         .mm_cid = CA_RSEQ_CPU_ID_UNINITIALIZED,
 };
 
-/* Read on every section: keep together, away from written data. */
+struct rseq_layout rseq_layout __attribute__((aligned(64)));
+uint64_t rseq_aborts __attribute__((aligned(64)));
+
 static struct {
-    long area_off; /* area = %fs:0 + area_off */
-    long id_off;   /* area_off + offset of cpu_id or mm_cid */
     enum rseq_source source;
     bool mm_cid;
     bool membarrier;
@@ -107,8 +107,6 @@ static struct {
     unsigned id_count;
 } ca_rseq __attribute__((aligned(64)));
 
-/* Aborts of all sections; written only on the abort path. */
-static uint64_t ca_rseq_aborts __attribute__((aligned(64)));
 
 #ifdef COREALLOC_TESTING
 static bool ca_rseq_no_membarrier;
@@ -131,7 +129,7 @@ static inline uintptr_t ca_thread_pointer(void)
 
 static inline struct ca_rseq_area *ca_area(void)
 {
-    return (struct ca_rseq_area *)(ca_thread_pointer() + (uintptr_t)ca_rseq.area_off);
+    return (struct ca_rseq_area *)(ca_thread_pointer() + (uintptr_t)rseq_layout.area_off);
 }
 
 static long ca_sys_rseq(struct ca_rseq_area *area, uint32_t len, int flags, uint32_t sig)
@@ -214,11 +212,11 @@ enum rseq_source rseq_init(bool prefer_mm_cid)
     unsigned glibc_size = &__rseq_size ? __rseq_size : 0;
     if (glibc_size != 0 && &__rseq_offset) {
         /* glibc registered (or tried to): its area must hold a CPU number. */
-        ca_rseq.area_off = (long)__rseq_offset;
+        rseq_layout.area_off = (long)__rseq_offset;
         if ((int32_t)__atomic_load_n(&ca_area()->cpu_id, __ATOMIC_RELAXED) >= 0)
             src = RSEQ_SOURCE_GLIBC;
     } else {
-        ca_rseq.area_off = (long)((uintptr_t)&ca_own_area - ca_thread_pointer());
+        rseq_layout.area_off = (long)((uintptr_t)&ca_own_area - ca_thread_pointer());
         if (ca_register_own())
             src = RSEQ_SOURCE_OWN;
     }
@@ -251,7 +249,7 @@ enum rseq_source rseq_init(bool prefer_mm_cid)
 
     ca_rseq.mm_cid = mm_cid;
     ca_rseq.membarrier = mb;
-    ca_rseq.id_off = ca_rseq.area_off + (mm_cid ? CA_RSEQ_OFF_MM_CID : CA_RSEQ_OFF_CPU_ID);
+    rseq_layout.id_off = rseq_layout.area_off + (mm_cid ? CA_RSEQ_OFF_MM_CID : CA_RSEQ_OFF_CPU_ID);
     ca_rseq.source = src;
     __atomic_store_n(&ca_rseq.initialized, true, __ATOMIC_RELEASE);
     return src;
@@ -288,7 +286,7 @@ unsigned rseq_current_id(void)
 {
     if (ca_rseq.source != RSEQ_SOURCE_NONE && rseq_thread_ready()) {
         uint32_t id = __atomic_load_n(
-            (uint32_t *)(ca_thread_pointer() + (uintptr_t)ca_rseq.id_off), __ATOMIC_RELAXED);
+            (uint32_t *)(ca_thread_pointer() + (uintptr_t)rseq_layout.id_off), __ATOMIC_RELAXED);
         if (id < ca_rseq.id_count)
             return id;
     }
@@ -298,184 +296,7 @@ unsigned rseq_current_id(void)
 
 uint64_t rseq_abort_count(void)
 {
-    return __atomic_load_n(&ca_rseq_aborts, __ATOMIC_RELAXED);
-}
-
-/* ---- critical sections ------------------------------------------------- */
-
-#define CA_STR_(x) #x
-#define CA_STR(x) CA_STR_(x)
-
-/* The descriptor (label 3) for the section [1, 2) with abort label 4. */
-#define CA_RSEQ_CS_DESC                                                        \
-    ".pushsection __rseq_cs, \"aw\"\n\t"                                       \
-    ".balign 32\n"                                                             \
-    "3:\n\t"                                                                   \
-    ".long 0, 0\n\t"                                                           \
-    ".quad 1f, (2f - 1f), 4f\n\t"                                              \
-    ".popsection\n"
-
-/* Arm: label 9 is the restart point. Uses %[scratch] before it is needed. */
-#define CA_RSEQ_ARM                                                            \
-    "9:\n\t"                                                                   \
-    "leaq 3b(%%rip), %[slab]\n\t"                                              \
-    "movq %[slab], %%fs:" CA_STR(CA_RSEQ_OFF_RSEQ_CS) "(%[off])\n"             \
-    "1:\n\t"                                                                   \
-    "movl %%fs:(%[idoff]), %k[slab]\n\t"                                       \
-    "shlq %%cl, %[slab]\n\t"                                                   \
-    "addq %[base], %[slab]\n\t"
-
-/* Signature, then the abort label 4: count and restart at 9. */
-#define CA_RSEQ_ABORT                                                          \
-    ".pushsection __rseq_failure, \"ax\"\n\t"                                  \
-    ".byte 0x0f, 0xb9, 0x3d\n\t"                                               \
-    ".long " CA_STR(CA_RSEQ_SIG_LIT) "\n"                                      \
-    "4:\n\t"                                                                   \
-    "lock addq $1, %[aborts]\n\t"                                              \
-    "jmp 9b\n\t"                                                               \
-    ".popsection\n\t"
-
-#define CA_RSEQ_COMMON_IN                                                      \
-    [off] "r"(ca_rseq.area_off), [idoff] "r"(ca_rseq.id_off), [base] "r"(base),  \
-        "c"(shift), [cls] "r"((uintptr_t)cls)
-
-void *rseq_cache_pop(uintptr_t base, unsigned shift, unsigned cls)
-{
-    uintptr_t slab, top;
-    void *item;
-#ifndef COREALLOC_RSEQ_BROKEN_COMMIT
-    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM
-                         "movzwl 2(%[slab],%[cls],8), %k[item]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
-                         "cmpl %k[item], %k[top]\n\t"
-                         "movl $0, %k[item]\n\t"
-                         "jbe 2f\n\t"
-                         "movq -8(%[slab],%[top],8), %[item]\n\t"
-                         "subl $1, %k[top]\n\t"
-                         "movw %w[top], (%[slab],%[cls],8)\n"
-                         "2:\n\t" CA_RSEQ_ABORT
-                         : [slab] "=&r"(slab), [top] "=&r"(top), [item] "=&r"(item),
-                           [aborts] "+m"(ca_rseq_aborts)
-                         : CA_RSEQ_COMMON_IN
-                         : "memory", "cc");
-#else
-    /* Deliberately broken for the tests: the section ends after reading the
-     * item, and `top` is committed by a plain store after it, with a window
-     * widened by a short spin. A preemption in the window lets another thread
-     * on this CPU pop the same object. */
-    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM
-                         "movzwl 2(%[slab],%[cls],8), %k[item]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
-                         "cmpl %k[item], %k[top]\n\t"
-                         "movl $0, %k[item]\n\t"
-                         "jbe 2f\n\t"
-                         "movq -8(%[slab],%[top],8), %[item]\n"
-                         "2:\n\t" CA_RSEQ_ABORT
-                         : [slab] "=&r"(slab), [top] "=&r"(top), [item] "=&r"(item),
-                           [aborts] "+m"(ca_rseq_aborts)
-                         : CA_RSEQ_COMMON_IN
-                         : "memory", "cc");
-    if (item) {
-        for (int i = 0; i < 64; i++)
-            __asm__ __volatile__("pause" ::: "memory");
-        ((volatile struct cache_hdr *)(slab + (uintptr_t)cls * 8))->top = (uint16_t)(top - 1);
-    }
-#endif
-    return item;
-}
-
-bool rseq_cache_push(uintptr_t base, unsigned shift, unsigned cls, void *ptr)
-{
-    uintptr_t slab, top;
-    unsigned ok;
-    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM
-                         "movzwl 4(%[slab],%[cls],8), %[ok]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
-                         "cmpl %[ok], %k[top]\n\t"
-                         "movl $0, %[ok]\n\t"
-                         "jae 2f\n\t"
-                         "movq %[ptr], (%[slab],%[top],8)\n\t"
-                         "addl $1, %k[top]\n\t"
-                         "movl $1, %[ok]\n\t"
-                         "movw %w[top], (%[slab],%[cls],8)\n"
-                         "2:\n\t" CA_RSEQ_ABORT
-                         : [slab] "=&r"(slab), [top] "=&r"(top), [ok] "=&r"(ok),
-                           [aborts] "+m"(ca_rseq_aborts)
-                         : CA_RSEQ_COMMON_IN, [ptr] "r"(ptr)
-                         : "memory", "cc");
-    return ok != 0;
-}
-
-/* Pops k = min(n, top - begin) objects: out[0..k) = slots [top-k, top), then
- * one committing store of top - k. */
-unsigned rseq_cache_pop_batch(uintptr_t base, unsigned shift, unsigned cls, void **out,
-                              unsigned n)
-{
-    uintptr_t slab, top, k, src, i, tmp;
-    if (n == 0)
-        return 0;
-    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM
-                         "movzwl 2(%[slab],%[cls],8), %k[src]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
-                         "xorl %k[k], %k[k]\n\t"
-                         "cmpl %k[src], %k[top]\n\t"
-                         "jbe 2f\n\t"
-                         "movl %k[top], %k[k]\n\t"
-                         "subl %k[src], %k[k]\n\t"
-                         "cmpl %[n], %k[k]\n\t"
-                         "cmova %[n], %k[k]\n\t"
-                         "subl %k[k], %k[top]\n\t"
-                         "leaq (%[slab],%[top],8), %[src]\n\t"
-                         "xorl %k[i], %k[i]\n"
-                         "5:\n\t"
-                         "movq (%[src],%[i],8), %[tmp]\n\t"
-                         "movq %[tmp], (%[out],%[i],8)\n\t"
-                         "addl $1, %k[i]\n\t"
-                         "cmpl %k[k], %k[i]\n\t"
-                         "jb 5b\n\t"
-                         "movw %w[top], (%[slab],%[cls],8)\n"
-                         "2:\n\t" CA_RSEQ_ABORT
-                         : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [src] "=&r"(src),
-                           [i] "=&r"(i), [tmp] "=&r"(tmp), [aborts] "+m"(ca_rseq_aborts)
-                         : CA_RSEQ_COMMON_IN, [out] "r"(out), [n] "r"(n)
-                         : "memory", "cc");
-    return (unsigned)k;
-}
-
-/* Pushes k = min(n, end - top) objects in[0..k) to slots [top, top+k), then
- * one committing store of top + k. */
-unsigned rseq_cache_push_batch(uintptr_t base, unsigned shift, unsigned cls,
-                               void *const *in, unsigned n)
-{
-    uintptr_t slab, top, k, dst, i, tmp;
-    if (n == 0)
-        return 0;
-    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM
-                         "movzwl 4(%[slab],%[cls],8), %k[dst]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
-                         "xorl %k[k], %k[k]\n\t"
-                         "cmpl %k[dst], %k[top]\n\t"
-                         "jae 2f\n\t"
-                         "movl %k[dst], %k[k]\n\t"
-                         "subl %k[top], %k[k]\n\t"
-                         "cmpl %[n], %k[k]\n\t"
-                         "cmova %[n], %k[k]\n\t"
-                         "leaq (%[slab],%[top],8), %[dst]\n\t"
-                         "xorl %k[i], %k[i]\n"
-                         "5:\n\t"
-                         "movq (%[in],%[i],8), %[tmp]\n\t"
-                         "movq %[tmp], (%[dst],%[i],8)\n\t"
-                         "addl $1, %k[i]\n\t"
-                         "cmpl %k[k], %k[i]\n\t"
-                         "jb 5b\n\t"
-                         "addl %k[k], %k[top]\n\t"
-                         "movw %w[top], (%[slab],%[cls],8)\n"
-                         "2:\n\t" CA_RSEQ_ABORT
-                         : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [dst] "=&r"(dst),
-                           [i] "=&r"(i), [tmp] "=&r"(tmp), [aborts] "+m"(ca_rseq_aborts)
-                         : CA_RSEQ_COMMON_IN, [in] "r"(in), [n] "r"(n)
-                         : "memory", "cc");
-    return (unsigned)k;
+    return __atomic_load_n(&rseq_aborts, __ATOMIC_RELAXED);
 }
 
 /* ---- fence ------------------------------------------------------------- */
@@ -562,28 +383,6 @@ bool rseq_thread_ready(void)
 }
 unsigned rseq_current_id(void)
 {
-    return 0;
-}
-void *rseq_cache_pop(uintptr_t base, unsigned shift, unsigned cls)
-{
-    (void)base, (void)shift, (void)cls;
-    return NULL;
-}
-bool rseq_cache_push(uintptr_t base, unsigned shift, unsigned cls, void *ptr)
-{
-    (void)base, (void)shift, (void)cls, (void)ptr;
-    return false;
-}
-unsigned rseq_cache_pop_batch(uintptr_t base, unsigned shift, unsigned cls, void **out,
-                              unsigned n)
-{
-    (void)base, (void)shift, (void)cls, (void)out, (void)n;
-    return 0;
-}
-unsigned rseq_cache_push_batch(uintptr_t base, unsigned shift, unsigned cls,
-                               void *const *in, unsigned n)
-{
-    (void)base, (void)shift, (void)cls, (void)in, (void)n;
     return 0;
 }
 void rseq_fence(int id)

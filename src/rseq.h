@@ -47,19 +47,15 @@ bool rseq_thread_ready(void);
 /* The id the calling thread ran on a moment ago (a hint, outside sections). */
 unsigned rseq_current_id(void);
 
-/* The critical sections. Each reads the id inside the section, finds the
- * slab and commits with one store to top. */
-void *rseq_cache_pop(uintptr_t base, unsigned shift, unsigned cls);
-bool rseq_cache_push(uintptr_t base, unsigned shift, unsigned cls, void *ptr);
-unsigned rseq_cache_pop_batch(uintptr_t base, unsigned shift, unsigned cls, void **out,
-                              unsigned n);
-unsigned rseq_cache_push_batch(uintptr_t base, unsigned shift, unsigned cls,
-                               void *const *in, unsigned n);
-
+/* The critical sections (pop, push, batch pop/push) are inline, in
+ * rseq_sections.h. Each reads the id inside the section, finds the slab and
+ * commits with one store to top. */
 /* After rseq_fence(id) returns, no critical section that started before the
  * call is still running on id (id < 0: on any id). */
 void rseq_fence(int id);
 /* Critical sections restarted by the kernel so far (seed 000 Table 2). */
 uint64_t rseq_abort_count(void);
+
+#include "rseq_sections.h"
 
 #endif

@@ -1,0 +1,38 @@
+/* A bounded blocking queue of pointers between threads. The benchmarks move
+ * whole batches of blocks through it, so its lock is taken once per batch
+ * and the allocator's own synchronisation dominates. Waiters sleep, which
+ * keeps oversubscribed runs (256 threads on 2 cores) from burning CPU. */
+#ifndef BENCH_MAILBOX_H
+#define BENCH_MAILBOX_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench_layout.h"
+
+struct bench_mailbox {
+    _Alignas(BENCH_CACHE_LINE) pthread_mutex_t lock;
+    pthread_cond_t not_empty;
+    pthread_cond_t not_full;
+    void **items;
+    size_t capacity;
+    size_t head;
+    size_t count;
+    bool closed;
+};
+
+void bench_mailbox_init(struct bench_mailbox *box, size_t capacity);
+void bench_mailbox_destroy(struct bench_mailbox *box);
+
+/* Blocks while the mailbox is full. */
+void bench_mailbox_put(struct bench_mailbox *box, void *item);
+
+/* Blocks while the mailbox is empty and open; returns NULL once it is
+ * closed and drained. */
+void *bench_mailbox_take(struct bench_mailbox *box);
+
+/* No more puts will come; takers drain what is left and then get NULL. */
+void bench_mailbox_close(struct bench_mailbox *box);
+
+#endif

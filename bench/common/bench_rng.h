@@ -1,0 +1,37 @@
+/* A small per-thread pseudo-random generator (xorshift64*): the benchmarks
+ * need cheap, reproducible randomness without rand()'s hidden lock. */
+#ifndef BENCH_RNG_H
+#define BENCH_RNG_H
+
+#include <stdint.h>
+
+struct bench_rng {
+    uint64_t state;
+};
+
+static inline struct bench_rng bench_rng_seeded(uint64_t seed)
+{
+    /* A zero state would stay zero forever. */
+    struct bench_rng rng = { seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull };
+    if (rng.state == 0)
+        rng.state = 1;
+    return rng;
+}
+
+static inline uint64_t bench_rng_next(struct bench_rng *rng)
+{
+    uint64_t x = rng->state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng->state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Uniform in [0, bound) for bound > 0 (the modulo bias is irrelevant here). */
+static inline uint64_t bench_rng_below(struct bench_rng *rng, uint64_t bound)
+{
+    return bench_rng_next(rng) % bound;
+}
+
+#endif

@@ -1,0 +1,215 @@
+"""The Markdown report: one table per benchmark (allocator x threads), the
+summary of geometric means relative to the best, seed 003's speedup and
+scalability for pound, a Table 2-like block of execution characteristics for
+mmicro, seed 000's Table 3 across corealloc's ablation builds, and every
+failure with its reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aggregate import Cell, cells, summarise
+from allocators import ABLATION_LABELS
+from benchmarks import TABLE3, Benchmark
+from runner import Run
+
+
+def human(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return ""
+    for threshold, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= threshold:
+            return f"{value / threshold:.{digits}g}{suffix}"
+    return f"{value:.{digits}g}"
+
+
+def mib(kib: float | None) -> str:
+    return "" if kib is None else f"{kib / 1024:.1f}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines + [""]
+
+
+def cell_text(cell: Cell | None, best: float | None, text) -> str:
+    """A cell's median, bold when it is the best of its column; FAILED or
+    TIMEOUT when no repeat succeeded."""
+    if cell is None:
+        return ""
+    if cell.value is None:
+        return (cell.failure or "").upper()
+    shown = text(cell.value)
+    return f"**{shown}**" if best is not None and cell.value == best else shown
+
+
+def benchmark_section(benchmark: Benchmark, table_cells, allocators: list[str], thread_counts: list[int]) -> list[str]:
+    direction = "higher is better" if benchmark.higher_is_better else "lower is better"
+    lines = [f"### {benchmark.name}", "", f"{benchmark.description}. Median {benchmark.unit}, {direction}.", ""]
+    columns = thread_counts if benchmark.threaded else [1]
+    best = {}
+    for threads in columns:
+        values = [c.value for a in allocators if (c := table_cells.get((benchmark.name, a, threads))) and c.value]
+        best[threads] = (max(values) if benchmark.higher_is_better else min(values)) if values else None
+    header = ["allocator"] + [f"{t} thr" for t in columns] if benchmark.threaded else ["allocator", benchmark.unit]
+    rows, rss_rows = [], []
+    for allocator in allocators:
+        row_cells = [table_cells.get((benchmark.name, allocator, t)) for t in columns]
+        if all(c is None for c in row_cells):
+            continue
+        rows.append([allocator] + [cell_text(c, best[t], human) for c, t in zip(row_cells, columns)])
+        rss_rows.append([allocator] + [mib(c.median("max_rss_kib")) if c else "" for c in row_cells])
+    if not rows:
+        return []
+    lines += table(header, rows)
+    lines += ["Peak RSS (MiB):", ""] + table(header if benchmark.threaded else ["allocator", "MiB"], rss_rows)
+    skipped = {run.error for c in table_cells.values() for run in c.runs
+               if run.benchmark == benchmark.name and run.status == "skipped"}
+    lines += [f"Skipped: {reason}." for reason in sorted(skipped)] + ([""] if skipped else [])
+    return lines
+
+
+def pound_section(table_cells, allocators: list[str], thread_counts: list[int]) -> list[str]:
+    """Seed 003's numbers: speedup = ST time / MT time, scalability = speedup
+    / perfect speedup (min(threads, CPUs)) in percent."""
+    rows = []
+    for allocator in allocators:
+        row = [allocator]
+        for threads in thread_counts:
+            cell = table_cells.get(("pound", allocator, threads))
+            speedup = cell.median_of(lambda r: float(r.fields["speedup"])) if cell else None
+            scalability = cell.median_of(lambda r: float(r.fields["scalability_pct"])) if cell else None
+            row.append("" if speedup is None else f"{speedup:.2f} ({scalability:.0f}%)")
+        if any(row[1:]):
+            rows.append(row)
+    if not rows:
+        return []
+    return (["### pound: speedup and scalability (seed 003)", "",
+             "Speedup factor = single-threaded time / multithreaded time for the same work; in parentheses "
+             "the scalability, speedup as a percentage of the perfect speedup min(threads, CPUs).", ""]
+            + table(["allocator"] + [f"{t} thr" for t in thread_counts], rows))
+
+
+def stat_value(run: Run, key: str) -> float | None:
+    value = run.stats.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def characteristics_section(table_cells, allocators: list[str], threads: int, cpus: int) -> list[str]:
+    """Seed 000's Table 2 for mmicro, with what Linux can tell without
+    hardware counters: the rusage of the run and corealloc's own statistics."""
+    columns = [a for a in allocators if table_cells.get(("mmicro", a, threads))]
+    if not columns:
+        return []
+    busy_cpus = min(threads, cpus)
+
+    def row(label: str, extract, text) -> list[str]:
+        values = []
+        for allocator in columns:
+            value = table_cells[("mmicro", allocator, threads)].median_of(extract)
+            values.append(text(value) if value is not None else "")
+        return [label] + values
+
+    def cpu_utilisation(run: Run) -> float | None:
+        if run.user_seconds is None or run.system_seconds is None:
+            return None
+        return 100.0 * (run.user_seconds + run.system_seconds) / (run.wall_seconds * cpus)
+
+    def user_share(run: Run) -> float | None:
+        if run.user_seconds is None or run.system_seconds is None:
+            return None
+        return 100.0 * run.user_seconds / max(1e-9, run.user_seconds + run.system_seconds)
+
+    def switch_rate(run: Run) -> float | None:
+        if run.voluntary_switches is None or run.involuntary_switches is None:
+            return None
+        return (run.voluntary_switches + run.involuntary_switches) / run.wall_seconds
+
+    rows = [
+        row("Malloc-free throughput (pairs/s)", lambda r: r.value, human),
+        row(f"Malloc-free latency (ns per pair, x {busy_cpus} busy CPUs)", lambda r: 1e9 * busy_cpus / r.value,
+            lambda v: f"{v:.1f}"),
+        row("Peak RSS (MiB)", lambda r: r.max_rss_kib, mib),
+        row("Peak mapped heap (MiB, corealloc stats)", lambda r: stat_value(r, "peak_mapped_bytes"),
+            lambda v: f"{v / 2**20:.1f}"),
+        row("CPU utilisation (user+sys / wall x CPUs)", cpu_utilisation, lambda v: f"{v:.1f}%"),
+        row("User share of CPU time", user_share, lambda v: f"{v:.1f}%"),
+        row("Context switches per second (voluntary + involuntary)", switch_rate, lambda v: f"{v:.0f}"),
+        row("Interrupted critical sections (rseq aborts)", lambda r: stat_value(r, "rseq_aborts"),
+            lambda v: f"{v:.0f}"),
+    ]
+    return ([f"### Execution characteristics of mmicro at {threads} threads (seed 000, Table 2)", "",
+             f"`mmicro {threads} :10000 64`, medians over repeats. Latency is CPU time per pair as in the seed: "
+             f"busy CPUs / throughput. Blank cells: not reported by that allocator.", ""]
+            + table(["", *columns], rows))
+
+
+def table3_section(runs: list[Run], allocators_in_table3: list[str], thread_counts: list[int]) -> list[str]:
+    table3_cells = cells([r for r in runs if r.benchmark == TABLE3.name])
+    if not table3_cells:
+        return ["### Contributions of synchronisation and heap selection (seed 000, Table 3)", "",
+                "Not measured: no corealloc build was found in the build directory.", ""]
+    rows = []
+    for allocator in allocators_in_table3:
+        synchronisation, selection = ABLATION_LABELS.get(allocator, (allocator, "(baseline)"))
+        row = [allocator, synchronisation, selection]
+        for threads in thread_counts:
+            cell = table3_cells.get((TABLE3.name, allocator, threads))
+            if cell is None:
+                row.append("")
+            elif cell.value is None:
+                row.append((cell.failure or "").upper())
+            else:
+                row.append(f"{cell.value / 1000:.0f}")
+        frontends = {str(r.stats.get("frontend")) for c in table3_cells.values() for r in c.ok_runs
+                     if r.allocator == allocator and "frontend" in r.stats}
+        row.append(", ".join(sorted(frontends)))
+        rows.append(row)
+    return (["### Contributions of synchronisation and heap selection (seed 000, Table 3)", "",
+             "`mmicro T :10000 64` scores in malloc-free pairs per millisecond; the front end column is what "
+             "corealloc reported in its statistics.", ""]
+            + table(["build", "synchronisation", "heap selection", *[f"{t} thr" for t in thread_counts],
+                     "front end"], rows))
+
+
+def failures_section(runs: list[Run]) -> list[str]:
+    failed = [r for r in runs if r.status in ("failed", "timeout")]
+    if not failed:
+        return ["No run failed.", ""]
+    rows = [[r.benchmark, r.allocator, str(r.threads), str(r.repeat), r.status, r.error.replace("|", "/")[:200]]
+            for r in failed]
+    return table(["benchmark", "allocator", "threads", "repeat", "status", "reason"], rows)
+
+
+def write(path: Path, *, runs: list[Run], benchmarks: list[Benchmark], allocators: list[str],
+          thread_counts: list[int], table2_threads: int, table3_allocators: list[str], table3_threads: list[int],
+          header_lines: list[str], plots: list[Path], cpus: int) -> None:
+    table_cells = cells(runs)
+    lines = ["# corealloc benchmark report", ""] + header_lines + [""]
+    lines += ["## Summary", "",
+              "Geometric mean of each allocator's score relative to the best allocator in each benchmark x "
+              "thread-count cell (1.00 = best everywhere): first over the cells that every allocator completed, "
+              "then over the cells this allocator completed. A run that crashed or timed out leaves its cell out "
+              "of both for that allocator and is counted under failed runs.", ""]
+
+    def ratio(value: float | None) -> str:
+        return "" if value is None else f"{value:.2f}"
+
+    summary_rows = [[s.allocator, ratio(s.common_mean), ratio(s.own_mean), str(s.cells_measured), str(s.cells_won),
+                     str(s.failed_runs)] for s in summarise(runs, benchmarks, allocators)]
+    lines += table(["allocator", "geomean vs best (common cells)", "geomean vs best (own cells)", "cells",
+                    "best in", "failed runs"], summary_rows)
+    lines += ["## Benchmarks", ""]
+    for benchmark in benchmarks:
+        lines += benchmark_section(benchmark, table_cells, allocators, thread_counts)
+        if benchmark.name == "pound":
+            lines += pound_section(table_cells, allocators, thread_counts)
+    if any(b.name == "mmicro" for b in benchmarks):
+        lines += characteristics_section(table_cells, allocators, table2_threads, cpus)
+        lines += table3_section(runs, table3_allocators, table3_threads)
+    lines += ["## Failures", ""] + failures_section(runs)
+    if plots:
+        lines += ["## Plots", ""] + [f"![{p.stem}]({p.relative_to(path.parent)})" for p in plots] + [""]
+    path.write_text("\n".join(lines))
+

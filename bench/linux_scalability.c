@@ -1,0 +1,67 @@
+/* linux-scalability (Lever & Boreham's shape): each of T threads runs a
+ * tight loop of malloc and immediate free of one fixed size, the
+ * "malloc/free pair loop". Reports pairs per second. */
+#include "bench_args.h"
+#include "bench_clock.h"
+#include "bench_gate.h"
+#include "bench_layout.h"
+#include "bench_report.h"
+#include "bench_threads.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define USAGE "linux-scalability [-t threads] [-n pairs-per-thread] [-s size]"
+
+struct worker {
+    _Alignas(BENCH_CACHE_LINE) pthread_t thread;
+};
+
+static struct bench_gate gate;
+static long pairs_per_thread = 1000000;
+static long block_size = 64;
+
+static void *worker_body(void *arg)
+{
+    (void)arg;
+    bench_gate_pass(&gate);
+    for (long i = 0; i < pairs_per_thread; i++) {
+        volatile unsigned char *block = bench_check_alloc(malloc((size_t)block_size), "block");
+        block[0] = (unsigned char)i;
+        if (block[0] != (unsigned char)i)
+            bench_check_failed("a fresh block did not hold a written byte");
+        free((void *)block);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    long threads = 1;
+    int option;
+    while ((option = getopt(argc, argv, "t:n:s:")) != -1) {
+        switch (option) {
+        case 't': threads = bench_arg_long("-t threads", optarg, 1, 4096); break;
+        case 'n': pairs_per_thread = bench_arg_long("-n pairs-per-thread", optarg, 1, 1L << 40); break;
+        case 's': block_size = bench_arg_long("-s size", optarg, 1, 1L << 30); break;
+        default: bench_usage(USAGE);
+        }
+    }
+    if (optind != argc)
+        bench_usage(USAGE);
+
+    struct worker *workers = bench_alloc_lines((size_t)threads, sizeof *workers);
+    bench_gate_init(&gate, (int)threads);
+    for (long t = 0; t < threads; t++)
+        workers[t].thread = bench_thread_start(worker_body, NULL);
+    double start = bench_gate_open_when_ready(&gate);
+    for (long t = 0; t < threads; t++)
+        bench_thread_join(workers[t].thread);
+    double elapsed = bench_now_seconds() - start;
+    free(workers);
+    double pairs = (double)pairs_per_thread * (double)threads;
+    bench_result("linux-scalability", "threads=%ld pairs_per_thread=%ld size=%ld seconds=%.6f pairs_per_sec=%.1f",
+                 threads, pairs_per_thread, block_size, elapsed, pairs / elapsed);
+    return 0;
+}

@@ -1,0 +1,731 @@
+/* Stress tests of the rseq critical sections (src/rseq.c) on a shared array
+ * of per-CPU slabs, with every cached object a unique tagged token.
+ *
+ *   rseq_stress [--mode stress|migrate|signals|drain|fork|bench|none]
+ *               [--threads N] [--ms DURATION] [--prefer-mm-cid]
+ *               [--expect-mm-cid|--expect-mm-cid-if-available|--expect-cpu-id]
+ *               [--no-membarrier]
+ *               [--expect-none] [--expect-aborts]
+ *   EXPECT_RSEQ_SOURCE=glibc|own|none  asserts what rseq_init found.
+ *
+ * A token popped by a thread is claimed with an atomic exchange of its owner
+ * field, which must have been 0: an object handed out twice fails at once.
+ * At the end every token is counted exactly once over the threads' bags and
+ * the slabs (none lost, none duplicated). Exit status 0 on success, 1 on any
+ * detected corruption (the broken-commit build must exit 1), 2 on a usage or
+ * environment error.
+ */
+#define _GNU_SOURCE
+#include "rseq.h"
+#include "rseq_testing.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SHIFT 12 /* 4 KiB slabs: 512 slots */
+#define NCLS 3
+#define CAP 64 /* slots per class */
+#define BAG0 24 /* tokens each thread starts with */
+#define TAG_MAGIC 0x9e3779b97f4a7c15ull
+#define SIG_OWNER 0x40000000u
+#ifndef AT_RSEQ_FEATURE_SIZE
+#define AT_RSEQ_FEATURE_SIZE 27
+#endif
+
+enum mode { M_STRESS, M_MIGRATE, M_SIGNALS, M_DRAIN, M_FORK, M_BENCH, M_NONE };
+
+struct token {
+    _Atomic unsigned owner; /* 0 while cached, else the holder's id */
+    unsigned idx;
+    uint64_t tag;
+} __attribute__((aligned(16)));
+
+struct worker {
+    pthread_t thread;
+    unsigned me;
+    struct token **bag;
+    unsigned n;
+    uint64_t rng;
+    uint64_t pops, pushes, misses, fulls, migrations, sigs;
+} __attribute__((aligned(64)));
+
+static enum mode mode = M_STRESS;
+static unsigned nthreads = 64;
+static unsigned duration_ms = 2000;
+static struct token *tokens;
+static unsigned ntokens, bagcap;
+static uintptr_t slabs;
+static unsigned nids;
+static struct worker *workers;
+static atomic_bool stop;
+static unsigned ncpus_allowed;
+static int cpus_allowed[1024];
+static atomic_ulong drains, drained_tokens, sig_handled;
+
+static void die(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    ssize_t w = write(2, "rseq_stress: FAIL: ", 19);
+    w = write(2, buf, (size_t)n);
+    (void)w;
+    _exit(1);
+}
+
+static void usage_error(const char *what)
+{
+    fprintf(stderr, "rseq_stress: %s\n", what);
+    exit(2);
+}
+
+static inline uint64_t rnd(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline struct cache_hdr *hdr(unsigned id, unsigned cls)
+{
+    return (struct cache_hdr *)(slabs + ((uintptr_t)id << SHIFT)) + cls;
+}
+
+static inline void **slots(unsigned id)
+{
+    return (void **)(slabs + ((uintptr_t)id << SHIFT));
+}
+
+static void check_token(const void *p, const char *where)
+{
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)tokens;
+    if (a < lo || a >= lo + (uintptr_t)ntokens * sizeof(struct token) ||
+        (a - lo) % sizeof(struct token))
+        die("%s: %p is not a token", where, p);
+    const struct token *t = p;
+    if (t->tag != (t->idx * TAG_MAGIC ^ TAG_MAGIC) || (uintptr_t)(t - tokens) != t->idx)
+        die("%s: token %u has a bad tag", where, t->idx);
+}
+
+static inline void claim(struct token *t, unsigned me, const char *where)
+{
+    check_token(t, where);
+    unsigned prev = atomic_exchange_explicit(&t->owner, me, memory_order_acq_rel);
+    if (prev != 0)
+        die("%s: token %u handed to %#x while held by %#x", where, t->idx, me, prev);
+}
+
+static inline void release(struct token *t)
+{
+    atomic_store_explicit(&t->owner, 0, memory_order_release);
+}
+
+/* ---- signal handler that itself pops and pushes ------------------------ */
+
+static __thread struct {
+    struct token *stash[16];
+    unsigned n, me, calls;
+    bool active;
+} sigctx;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    if (!sigctx.active) {
+        errno = saved;
+        return;
+    }
+    unsigned cls = sigctx.calls++ % NCLS;
+    unsigned me = sigctx.me | SIG_OWNER;
+    if (sigctx.n) {
+        struct token *t = sigctx.stash[sigctx.n - 1];
+        release(t);
+        if (rseq_cache_push(slabs, SHIFT, cls, t))
+            sigctx.n--;
+        else
+            claim(t, me, "signal re-claim");
+    }
+    if (sigctx.n < 16) {
+        struct token *t = rseq_cache_pop(slabs, SHIFT, cls);
+        if (t) {
+            claim(t, me, "signal pop");
+            for (int i = 0; i < 20; i++)
+                __asm__ __volatile__("pause");
+            release(t);
+            if (!rseq_cache_push(slabs, SHIFT, (cls + 1) % NCLS, t)) {
+                claim(t, me, "signal keep");
+                sigctx.stash[sigctx.n++] = t;
+            }
+        }
+    }
+    atomic_fetch_add_explicit(&sig_handled, 1, memory_order_relaxed);
+    errno = saved;
+}
+
+/* ---- workers ----------------------------------------------------------- */
+
+static void set_affinity_one(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+static void bag_take(struct worker *w, unsigned j, struct token **out)
+{
+    *out = w->bag[j];
+    w->bag[j] = w->bag[--w->n];
+}
+
+static void one_op(struct worker *w)
+{
+    uint64_t r = rnd(&w->rng);
+    unsigned cls = (unsigned)(r % NCLS);
+    unsigned op = (unsigned)(r >> 8) & 7;
+    unsigned cnt = 1 + (unsigned)((r >> 16) % 16);
+    if (op < 3 && w->n == 0)
+        op = 3;
+    if (op >= 3 && op < 6 && w->n + 1 > bagcap)
+        op = 0;
+
+    if (op < 3) { /* push one */
+        struct token *t;
+        bag_take(w, (unsigned)((r >> 24) % w->n), &t);
+        release(t);
+        if (rseq_cache_push(slabs, SHIFT, cls, t)) {
+            w->pushes++;
+        } else {
+            claim(t, w->me, "push failed, re-claim");
+            w->bag[w->n++] = t;
+            w->fulls++;
+        }
+    } else if (op < 6) { /* pop one */
+        struct token *t = rseq_cache_pop(slabs, SHIFT, cls);
+        if (t) {
+            claim(t, w->me, "pop");
+            w->bag[w->n++] = t;
+            w->pops++;
+        } else {
+            w->misses++;
+        }
+    } else if (op == 6) { /* pop batch */
+        struct token *out[16];
+        if (cnt > bagcap - w->n)
+            cnt = bagcap - w->n;
+        unsigned k = rseq_cache_pop_batch(slabs, SHIFT, cls, (void **)out, cnt);
+        if (k > cnt)
+            die("pop_batch returned %u > %u", k, cnt);
+        for (unsigned i = 0; i < k; i++) {
+            claim(out[i], w->me, "pop_batch");
+            w->bag[w->n++] = out[i];
+        }
+        w->pops += k;
+        if (k == 0)
+            w->misses++;
+    } else { /* push batch */
+        struct token *in[16] = {0};
+        if (cnt > w->n)
+            cnt = w->n;
+        for (unsigned i = 0; i < cnt; i++) {
+            bag_take(w, (unsigned)((rnd(&w->rng) >> 11) % w->n), &in[i]);
+            release(in[i]);
+        }
+        unsigned k = rseq_cache_push_batch(slabs, SHIFT, cls, (void *const *)in, cnt);
+        if (k > cnt)
+            die("push_batch returned %u > %u", k, cnt);
+        for (unsigned i = k; i < cnt; i++) {
+            claim(in[i], w->me, "push_batch rest, re-claim");
+            w->bag[w->n++] = in[i];
+        }
+        w->pushes += k;
+        if (k < cnt)
+            w->fulls++;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    if (!rseq_thread_ready())
+        die("thread %u: rseq_thread_ready failed", w->me);
+    timer_t timer;
+    bool have_timer = false;
+    if (mode == M_SIGNALS) {
+        sigctx.me = w->me;
+        sigctx.active = true;
+        /* A high-resolution timer per thread: signals land anywhere,
+         * including inside sections, whenever the thread runs. */
+        struct sigevent sev;
+        memset(&sev, 0, sizeof sev);
+        sev.sigev_notify = SIGEV_THREAD_ID;
+        sev.sigev_signo = SIGUSR2;
+        sev._sigev_un._tid = (pid_t)syscall(SYS_gettid); /* sigev_notify_thread_id */
+        if (timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0) {
+            long ns = 200000 + (long)(w->rng % 100000);
+            struct itimerspec its = {{0, ns}, {0, ns}};
+            have_timer = timer_settime(timer, 0, &its, NULL) == 0;
+        }
+    }
+    uint64_t iter = 0;
+    while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+        for (int i = 0; i < 64; i++)
+            one_op(w);
+        if (rseq_current_id() >= nids)
+            die("rseq_current_id %u >= id count %u", rseq_current_id(), nids);
+        if (mode == M_MIGRATE && ncpus_allowed > 1) {
+            set_affinity_one(cpus_allowed[rnd(&w->rng) % ncpus_allowed]);
+            w->migrations++;
+        }
+        iter++;
+    }
+    if (mode == M_SIGNALS) {
+        if (have_timer)
+            timer_delete(timer);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGUSR1);
+        sigaddset(&set, SIGUSR2);
+        sigaddset(&set, SIGPROF);
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
+        sigctx.active = false;
+        for (unsigned i = 0; i < sigctx.n; i++) {
+            struct token *t = sigctx.stash[i];
+            if (atomic_exchange(&t->owner, w->me) != (w->me | SIG_OWNER))
+                die("stashed token %u has a foreign owner", t->idx);
+            w->bag[w->n++] = t;
+        }
+        w->sigs = sigctx.calls;
+        sigctx.n = 0;
+    }
+    return NULL;
+}
+
+/* ---- drainer ------------------------------------------------------------ */
+
+static void *drainer_main(void *arg)
+{
+    struct worker *w = arg; /* a worker of its own, for the bag */
+    if (!rseq_thread_ready())
+        die("drainer: rseq_thread_ready failed");
+    unsigned round = 0;
+    while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+        unsigned id = round % nids, cls = (round / nids) % NCLS;
+        round++;
+        struct cache_hdr *h = hdr(id, cls);
+        uint16_t begin = __atomic_load_n(&h->begin, __ATOMIC_RELAXED);
+        uint16_t end = __atomic_load_n(&h->end, __ATOMIC_RELAXED);
+        /* Close the class: pushes fail (end 0), pops miss (begin 0xFFFF). */
+        __atomic_store_n(&h->end, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&h->begin, 0xFFFF, __ATOMIC_RELEASE);
+        rseq_fence(rseq_uses_mm_cid() ? -1 : (int)id);
+        uint16_t top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
+        if (top < begin || top > end)
+            die("drain: id %u cls %u top %u outside [%u, %u]", id, cls, top, begin, end);
+        void **s = slots(id);
+        for (unsigned i = begin; i < top; i++) {
+            struct token *t = s[i];
+            claim(t, w->me, "drain");
+            if (w->n >= bagcap)
+                die("drainer bag overflow");
+            w->bag[w->n++] = t;
+        }
+        atomic_fetch_add(&drained_tokens, (unsigned long)(top - begin));
+        /* A section still running would now commit over our top: the fence
+         * guarantees none is. Any later section sees the closed bounds. */
+        for (int spin = 0; spin < 200; spin++)
+            __asm__ __volatile__("pause");
+        if (__atomic_load_n(&h->top, __ATOMIC_ACQUIRE) != top)
+            die("drain: top of id %u cls %u moved after the fence", id, cls);
+        __atomic_store_n(&h->top, begin, __ATOMIC_RELEASE);
+        __atomic_store_n(&h->end, end, __ATOMIC_RELEASE);
+        __atomic_store_n(&h->begin, begin, __ATOMIC_RELEASE);
+        atomic_fetch_add(&drains, 1);
+        /* Give the tokens back through ordinary pushes. */
+        for (int i = 0; i < 32 && w->n; i++)
+            one_op(w);
+        while (w->n > (unsigned)BAG0) {
+            struct token *t;
+            bag_take(w, w->n - 1, &t);
+            release(t);
+            if (!rseq_cache_push(slabs, SHIFT, (unsigned)(w->rng % NCLS), t)) {
+                claim(t, w->me, "drainer re-claim");
+                w->bag[w->n++] = t;
+                rnd(&w->rng);
+                break;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* ---- signal sources ----------------------------------------------------- */
+
+static void *signaler_main(void *arg)
+{
+    (void)arg;
+    uint64_t r = 88172645463325252ull;
+    while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+        for (int i = 0; i < 8; i++)
+            pthread_kill(workers[rnd(&r) % nthreads].thread, SIGUSR1);
+        usleep(50);
+    }
+    return NULL;
+}
+
+/* ---- setup and accounting ----------------------------------------------- */
+
+static void setup(void)
+{
+    nids = rseq_id_count();
+    if (nids == 0 || nids > 4096)
+        usage_error("implausible rseq_id_count");
+    size_t slab_bytes = (size_t)nids << SHIFT;
+    void *m = mmap(NULL, slab_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        usage_error("mmap slabs");
+    slabs = (uintptr_t)m;
+    unsigned prefill = CAP / 2;
+    ntokens = nthreads * BAG0 + nids * NCLS * prefill + BAG0;
+    bagcap = ntokens;
+    tokens = aligned_alloc(64, ((size_t)ntokens * sizeof *tokens + 63) & ~(size_t)63);
+    if (!tokens)
+        usage_error("alloc tokens");
+    for (unsigned i = 0; i < ntokens; i++) {
+        atomic_init(&tokens[i].owner, 0);
+        tokens[i].idx = i;
+        tokens[i].tag = i * TAG_MAGIC ^ TAG_MAGIC;
+    }
+    unsigned next = 0;
+    for (unsigned id = 0; id < nids; id++) {
+        for (unsigned c = 0; c < NCLS; c++) {
+            struct cache_hdr *h = hdr(id, c);
+            h->begin = (uint16_t)(NCLS + c * CAP);
+            h->limit = h->end = (uint16_t)(h->begin + CAP);
+            h->top = h->begin;
+            for (unsigned i = 0; i < prefill; i++)
+                slots(id)[h->top++] = &tokens[next++];
+        }
+    }
+    unsigned nw = nthreads + 1; /* +1: the drainer's */
+    workers = aligned_alloc(64, nw * sizeof *workers);
+    if (!workers)
+        usage_error("alloc workers");
+    memset(workers, 0, nw * sizeof *workers);
+    for (unsigned t = 0; t < nw; t++) {
+        struct worker *w = &workers[t];
+        w->me = t + 1;
+        w->rng = 0x2545F4914F6CDD1Dull * (t + 1);
+        w->bag = malloc(bagcap * sizeof *w->bag);
+        if (!w->bag)
+            usage_error("alloc bag");
+        for (unsigned i = 0; i < BAG0 && next < ntokens; i++) {
+            atomic_store(&tokens[next].owner, w->me);
+            w->bag[w->n++] = &tokens[next++];
+        }
+    }
+    if (next != ntokens)
+        usage_error("token distribution");
+}
+
+static void account(void)
+{
+    unsigned *seen = calloc(ntokens, sizeof *seen);
+    if (!seen)
+        usage_error("alloc seen");
+    for (unsigned t = 0; t <= nthreads; t++) {
+        struct worker *w = &workers[t];
+        for (unsigned i = 0; i < w->n; i++) {
+            struct token *k = w->bag[i];
+            check_token(k, "final bag");
+            if (atomic_load(&k->owner) != w->me)
+                die("final: token %u in bag of %u owned by %#x", k->idx, w->me,
+                    atomic_load(&k->owner));
+            seen[k->idx]++;
+        }
+    }
+    for (unsigned id = 0; id < nids; id++) {
+        for (unsigned c = 0; c < NCLS; c++) {
+            struct cache_hdr *h = hdr(id, c);
+            unsigned b = NCLS + c * CAP;
+            if (h->begin != b || h->end != b + CAP || h->limit != b + CAP || h->top < b ||
+                h->top > b + CAP)
+                die("final: header id %u cls %u is {top %u begin %u end %u limit %u}", id, c,
+                    h->top, h->begin, h->end, h->limit);
+            for (unsigned i = b; i < h->top; i++) {
+                struct token *k = slots(id)[i];
+                check_token(k, "final slab");
+                if (atomic_load(&k->owner) != 0)
+                    die("final: cached token %u owned by %#x", k->idx, atomic_load(&k->owner));
+                seen[k->idx]++;
+            }
+        }
+    }
+    for (unsigned i = 0; i < ntokens; i++)
+        if (seen[i] != 1)
+            die("final: token %u seen %u times (%s)", i, seen[i], seen[i] ? "duplicated" : "lost");
+    free(seen);
+}
+
+/* In a child forked under load: the slabs hold only committed states (no
+ * section spans a fork), so each slot in [begin, top) is a distinct token;
+ * then pop everything through the sections, single-threaded. */
+static void fork_child_check(void)
+{
+    if (!rseq_thread_ready())
+        die("fork child: rseq_thread_ready");
+    unsigned *seen = calloc(ntokens, sizeof *seen);
+    for (unsigned id = 0; id < nids; id++)
+        for (unsigned c = 0; c < NCLS; c++) {
+            struct cache_hdr *h = hdr(id, c);
+            for (unsigned i = h->begin; i < h->top; i++) {
+                struct token *k = slots(id)[i];
+                check_token(k, "fork child");
+                if (seen[k->idx]++)
+                    die("fork child: token %u cached twice", k->idx);
+            }
+        }
+    for (unsigned c = 0; c < NCLS; c++) {
+        void *p;
+        while ((p = rseq_cache_pop(slabs, SHIFT, c)) != NULL)
+            check_token(p, "fork child pop");
+    }
+    _exit(0);
+}
+
+static void bench(void)
+{
+    if (!rseq_thread_ready())
+        usage_error("bench: no rseq");
+    const unsigned n = 20000000;
+    void *p = &tokens[0];
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t t0 = now_ns();
+        for (unsigned i = 0; i < n; i++) {
+            if (!rseq_cache_push(slabs, SHIFT, 0, p))
+                die("bench push");
+            p = rseq_cache_pop(slabs, SHIFT, 0);
+            __asm__ __volatile__("" : "+r"(p));
+        }
+        uint64_t t1 = now_ns();
+        void *batch[16];
+        for (int i = 0; i < 16; i++)
+            batch[i] = &tokens[i];
+        const unsigned nb = n / 8;
+        for (unsigned i = 0; i < nb; i++) {
+            if (rseq_cache_push_batch(slabs, SHIFT, 1, batch, 16) != 16)
+                die("bench push_batch");
+            if (rseq_cache_pop_batch(slabs, SHIFT, 1, batch, 16) != 16)
+                die("bench pop_batch");
+        }
+        uint64_t t2 = now_ns();
+        printf("bench pass %d: pop+push pair %.2f ns; push_batch(16)+pop_batch(16) %.2f ns "
+               "(%.2f ns/object), aborts %llu\n",
+               pass, (double)(t1 - t0) / n, (double)(t2 - t1) / nb,
+               (double)(t2 - t1) / nb / 16, (unsigned long long)rseq_abort_count());
+    }
+}
+
+static const char *source_name(enum rseq_source s)
+{
+    return s == RSEQ_SOURCE_GLIBC ? "glibc" : s == RSEQ_SOURCE_OWN ? "own" : "none";
+}
+
+int main(int argc, char **argv)
+{
+    bool prefer_mm_cid = false, expect_none = false, expect_aborts = false;
+    int expect_mm_cid = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--mode") && i + 1 < argc) {
+            const char *m = argv[++i];
+            mode = !strcmp(m, "stress")    ? M_STRESS
+                   : !strcmp(m, "migrate") ? M_MIGRATE
+                   : !strcmp(m, "signals") ? M_SIGNALS
+                   : !strcmp(m, "drain")   ? M_DRAIN
+                   : !strcmp(m, "fork")    ? M_FORK
+                   : !strcmp(m, "bench")   ? M_BENCH
+                   : !strcmp(m, "none")    ? M_NONE
+                                           : (usage_error("unknown mode"), M_STRESS);
+        } else if (!strcmp(a, "--threads") && i + 1 < argc) {
+            nthreads = (unsigned)atoi(argv[++i]);
+        } else if (!strcmp(a, "--ms") && i + 1 < argc) {
+            duration_ms = (unsigned)atoi(argv[++i]);
+        } else if (!strcmp(a, "--prefer-mm-cid")) {
+            prefer_mm_cid = true;
+        } else if (!strcmp(a, "--expect-mm-cid")) {
+            expect_mm_cid = 1;
+        } else if (!strcmp(a, "--expect-mm-cid-if-available")) {
+            expect_mm_cid = getauxval(AT_RSEQ_FEATURE_SIZE) >= 28;
+        } else if (!strcmp(a, "--expect-cpu-id")) {
+            expect_mm_cid = 0;
+        } else if (!strcmp(a, "--no-membarrier")) {
+            rseq_testing_disable_membarrier();
+        } else if (!strcmp(a, "--expect-none")) {
+            expect_none = true;
+        } else if (!strcmp(a, "--expect-aborts")) {
+            expect_aborts = true;
+        } else {
+            usage_error("usage: see the comment at the top of rseq_stress.c");
+        }
+    }
+    if (nthreads == 0 || nthreads > 4096)
+        usage_error("bad --threads");
+
+    enum rseq_source src = rseq_init(prefer_mm_cid);
+    if (rseq_init(prefer_mm_cid) != src || rseq_source() != src)
+        die("rseq_init is not idempotent");
+    const char *want = getenv("EXPECT_RSEQ_SOURCE");
+    printf("rseq source %s, ids %s, id count %u\n", source_name(src),
+           rseq_uses_mm_cid() ? "mm_cid" : "cpu_id", rseq_id_count());
+    if (want && strcmp(want, source_name(src)))
+        die("rseq source is %s, expected %s", source_name(src), want);
+    if (expect_none || mode == M_NONE) {
+        if (src != RSEQ_SOURCE_NONE)
+            die("expected RSEQ_SOURCE_NONE, got %s", source_name(src));
+        if (rseq_thread_ready() || rseq_uses_mm_cid())
+            die("no rseq, but thread ready or mm_cid");
+        rseq_fence(0); /* must be a harmless no-op */
+        printf("rseq_init returned RSEQ_SOURCE_NONE: OK\n");
+        return 0;
+    }
+    if (src == RSEQ_SOURCE_NONE)
+        die("rseq unavailable");
+    if (expect_mm_cid >= 0 && rseq_uses_mm_cid() != (expect_mm_cid == 1))
+        die("ids are %s, expected %s", rseq_uses_mm_cid() ? "mm_cid" : "cpu_id",
+            expect_mm_cid ? "mm_cid" : "cpu_id");
+    if (!rseq_thread_ready())
+        die("main thread: rseq_thread_ready");
+
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE && ncpus_allowed < 1024; c++)
+            if (CPU_ISSET(c, &set))
+                cpus_allowed[ncpus_allowed++] = c;
+
+    setup();
+    if (mode == M_BENCH) {
+        bench();
+        return 0;
+    }
+
+    if (mode == M_SIGNALS) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGUSR1, &sa, NULL);
+        sigaction(SIGUSR2, &sa, NULL);
+        sigaction(SIGPROF, &sa, NULL);
+    }
+    uint64_t aborts0 = rseq_abort_count();
+    uint64_t t0 = now_ns();
+    for (unsigned t = 0; t < nthreads; t++)
+        if (pthread_create(&workers[t].thread, NULL, worker_main, &workers[t]))
+            usage_error("pthread_create");
+    pthread_t extra;
+    bool have_extra = false;
+    if (mode == M_DRAIN)
+        have_extra = !pthread_create(&extra, NULL, drainer_main, &workers[nthreads]);
+    if (mode == M_SIGNALS) {
+        have_extra = !pthread_create(&extra, NULL, signaler_main, NULL);
+        struct itimerval it = {{0, 1000}, {0, 1000}};
+        setitimer(ITIMER_PROF, &it, NULL);
+    }
+    unsigned forks = 0;
+    if (mode == M_FORK) {
+        while (now_ns() - t0 < (uint64_t)duration_ms * 1000000ull) {
+            pid_t pid = fork();
+            if (pid == 0)
+                fork_child_check();
+            if (pid < 0)
+                usage_error("fork");
+            int st;
+            if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                die("fork child failed (status %#x)", st);
+            forks++;
+            usleep(20000);
+        }
+    } else {
+        usleep(duration_ms * 1000u);
+    }
+    if (mode == M_SIGNALS) {
+        struct itimerval it = {{0, 0}, {0, 0}};
+        setitimer(ITIMER_PROF, &it, NULL);
+    }
+    atomic_store(&stop, true);
+    if (have_extra) /* first: the signaler must not signal joined threads */
+        pthread_join(extra, NULL);
+    for (unsigned t = 0; t < nthreads; t++)
+        pthread_join(workers[t].thread, NULL);
+    if (mode == M_SIGNALS) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_IGN;
+        sigaction(SIGPROF, &sa, NULL);
+    }
+    uint64_t t1 = now_ns();
+
+    account();
+
+    uint64_t pops = 0, pushes = 0, misses = 0, fulls = 0, migr = 0, sigs = 0;
+    for (unsigned t = 0; t <= nthreads; t++) {
+        pops += workers[t].pops;
+        pushes += workers[t].pushes;
+        misses += workers[t].misses;
+        fulls += workers[t].fulls;
+        migr += workers[t].migrations;
+        sigs += workers[t].sigs;
+    }
+    uint64_t aborts = rseq_abort_count() - aborts0;
+    printf("%u threads, %.2f s: %llu tokens, pops %llu, pushes %llu, misses %llu, fulls %llu, "
+           "aborts %llu, migrations %llu, signals handled %lu, drains %lu (%lu tokens), "
+           "forks %u: OK\n",
+           nthreads, (double)(t1 - t0) / 1e9, (unsigned long long)ntokens,
+           (unsigned long long)pops, (unsigned long long)pushes, (unsigned long long)misses,
+           (unsigned long long)fulls, (unsigned long long)aborts, (unsigned long long)migr,
+           (unsigned long)atomic_load(&sig_handled), (unsigned long)atomic_load(&drains),
+           (unsigned long)atomic_load(&drained_tokens), forks);
+    (void)sigs;
+    if (pops == 0 || pushes == 0)
+        die("no work done");
+    if (expect_aborts && aborts == 0)
+        die("no critical section was ever aborted");
+    if (mode == M_SIGNALS && atomic_load(&sig_handled) == 0)
+        die("no signal was handled");
+    if (mode == M_DRAIN && atomic_load(&drains) == 0)
+        die("no drain happened");
+    return 0;
+}
