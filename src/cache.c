@@ -43,12 +43,14 @@ void *cache_refill_pop(void **slab, unsigned cls)
     return slab[h->top];
 }
 
-void cache_spill_push(void **slab, unsigned cls, void *p)
+void cache_spill_push(void **slab, unsigned cls, void *p, size_t budget)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
     unsigned batch = sc_info[cls].batch;
     if (h->top >= h->end) {
-        if (h->end < h->limit) { /* demand: let the stack grow by a batch */
+        /* Demand lets the stack grow by a batch, within the slab's budget. */
+        if (h->end < h->limit &&
+            cache_slab_bytes_held(slab) + (size_t)batch * sc_info[cls].size <= budget) {
             unsigned end = h->end + batch;
             h->end = (uint16_t)(end < h->limit ? end : h->limit);
         } else {

@@ -28,8 +28,6 @@ bool cpucache_init(bool prefer_mm_cid)
     for (unsigned id = 0; id < count; id++) {
         void **slab = (void **)(slabs + ((size_t)id << shift));
         cache_slab_format(slab);
-        for (unsigned c = 0; c < SC_COUNT; c++) /* bounded by CPUs: full capacity */
-            cache_hdr(slab, c)->end = cache_hdr(slab, c)->limit;
     }
     slab_count = count;
     cpucache_shift = shift;
@@ -58,12 +56,33 @@ void *cpucache_alloc_slow(unsigned cls)
     return batch[0];
 }
 
+/* A stack that overflows grows by a batch, up to its limit. Growing needs
+ * no fence (a section that read the old end just saw less room) but must
+ * not race a drain, hence the lock; taken only if free, so free() never
+ * waits. Returns whether there is more room now. */
+static bool grow_capacity(unsigned cls)
+{
+    if (!lock_try(&drain_lock))
+        return false;
+    void **slab = (void **)(cpucache_base + ((uintptr_t)rseq_current_id() << cpucache_shift));
+    struct cache_hdr *h = cache_hdr(slab, cls);
+    bool grown = h->end < h->limit && h->begin != STOPPED_BEGIN;
+    if (grown) {
+        unsigned end = h->end + sc_info[cls].batch;
+        __atomic_store_n(&h->end, (uint16_t)(end < h->limit ? end : h->limit), __ATOMIC_RELEASE);
+    }
+    lock_release(&drain_lock);
+    return grown;
+}
+
 void cpucache_free_slow(void *p, unsigned cls)
 {
     if (!rseq_thread_ready()) {
         central_free(cls, &p, 1);
         return;
     }
+    if (grow_capacity(cls) && rseq_cache_push(cpucache_base, cpucache_shift, cls, p))
+        return;
     void *batch[64];
     unsigned n = sc_info[cls].batch;
     unsigned got = rseq_cache_pop_batch(cpucache_base, cpucache_shift, cls, batch, n);

@@ -8,6 +8,9 @@
 #include "meta.h"
 #include "os.h"
 
+/* A shared slab may hold as much as a per-CPU one. */
+#define LOCKED_SLAB_BUDGET ((size_t)4 << 20)
+
 struct locked_slab {
     lock_t lock;
     void **slab;
@@ -81,7 +84,7 @@ void lockedcache_free(void *p, unsigned cls)
     struct locked_slab *s = &slabs[pick()];
     lock_acquire(&s->lock);
     if (!cache_push(s->slab, cls, p))
-        cache_spill_push(s->slab, cls, p);
+        cache_spill_push(s->slab, cls, p, LOCKED_SLAB_BUDGET);
     lock_release(&s->lock);
 }
 

@@ -6,6 +6,9 @@
 #include "lock.h"
 #include "meta.h"
 
+/* What one thread's cache may hold: threads can be many, unlike CPUs. */
+#define THREAD_CACHE_BUDGET ((size_t)256 << 10)
+
 enum thread_state { THREAD_NEW, THREAD_ACTIVE, THREAD_EXITED };
 
 /* Live slabs are linked through a small header before the slab, so
@@ -95,7 +98,7 @@ void tcache_free_slow(void *p, unsigned cls)
         central_free(cls, &p, 1);
         return;
     }
-    cache_spill_push(slab, cls, p);
+    cache_spill_push(slab, cls, p, THREAD_CACHE_BUDGET);
 }
 
 void tcache_flush_current(void)
