@@ -116,7 +116,11 @@ EXPORT int corealloc_stats_write(int fd, int json)
     size_t len = corealloc_stats_snprint(buf, sizeof buf, json);
     if (len >= sizeof buf)
         len = sizeof buf - 1;
-    os_write_all(fd, buf, len);
+    int failure = os_write_all(fd, buf, len);
+    if (failure) {
+        errno = failure;
+        return -1;
+    }
     return 0;
 }
 

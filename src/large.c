@@ -19,7 +19,7 @@ struct span {
     struct span *next, *prev; /* free bin list */
     uintptr_t start;
     size_t pages;
-    size_t dirty;    /* bytes of a free span that may still be resident */
+    size_t dirty;    /* of a free span: bytes that may be resident (an upper bound) */
     uint64_t freed_ns;
     uint8_t in_use;
     uint8_t in_bin; /* free and findable: the only spans a neighbour may merge with */
@@ -150,11 +150,12 @@ static struct span *split_front(struct span *s, size_t pages)
     struct span *rest = new_span(s->start + (pages << OS_PAGE_SHIFT), s->pages - pages);
     if (!rest)
         return NULL;
-    size_t front_bytes = pages << OS_PAGE_SHIFT;
-    size_t front_dirty = s->dirty < front_bytes ? s->dirty : front_bytes;
-    rest->dirty = s->dirty - front_dirty;
-    s->dirty = front_dirty;
+    /* Where in a span its dirty bytes lie is not known: each part counts as
+     * dirty as it can be (release() clamps to the size), never less. */
+    rest->dirty = s->dirty;
     s->pages = pages;
+    if (s->dirty > span_bytes(s))
+        s->dirty = span_bytes(s);
     rest->in_use = 0;
     rest->freed_ns = s->freed_ns;
     map_span(rest);
@@ -219,7 +220,7 @@ void *large_alloc(size_t size, size_t align, bool *zeroed)
 {
     if (size > ((size_t)1 << 46) || align > ((size_t)1 << 40))
         return NULL;
-    size_t pages = (size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT;
+    size_t pages = size ? (size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT : 1;
     size_t align_pages = align > OS_PAGE_SIZE ? align >> OS_PAGE_SHIFT : 1;
     lock_acquire(&heap_lock);
     struct span *s = take(pages + align_pages - 1);

@@ -35,6 +35,45 @@ void *os_map(size_t size, uintptr_t hint)
     return p;
 }
 
+void *os_reserve(size_t size, uintptr_t hint)
+{
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (hint ? MAP_FIXED_NOREPLACE : 0);
+    int saved = errno;
+    void *p = mmap((void *)hint, size, PROT_NONE, flags, -1, 0);
+    errno = saved;
+    if (p == MAP_FAILED)
+        return NULL;
+    if (hint && (uintptr_t)p != hint) {
+        munmap(p, size);
+        return NULL;
+    }
+    return p;
+}
+
+void *os_reserve_aligned(size_t size, size_t align)
+{
+    if (size + align < size)
+        return NULL;
+    char *raw = os_reserve(size + align, 0);
+    if (!raw)
+        return NULL;
+    uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
+    size_t head = start - (uintptr_t)raw, tail = align - head;
+    if (head)
+        munmap(raw, head);
+    if (tail)
+        munmap((char *)start + size, tail);
+    return (void *)start;
+}
+
+bool os_commit(void *addr, size_t size)
+{
+    int saved = errno;
+    int rc = mprotect(addr, size, PROT_READ | PROT_WRITE);
+    errno = saved;
+    return rc == 0;
+}
+
 void *os_map_aligned(size_t size, size_t align)
 {
     if (align <= OS_PAGE_SIZE)
@@ -77,6 +116,13 @@ bool os_move_pages(void *from, void *to, size_t size)
     void *p = mremap(from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, to);
     errno = saved;
     return p == to;
+}
+
+bool os_under_valgrind(void)
+{
+    /* valgrind preloads its own core into every client it runs. */
+    const char *preload = getenv("LD_PRELOAD");
+    return preload && strstr(preload, "/vgpreload_core");
 }
 
 size_t os_page_size(void)
@@ -152,19 +198,22 @@ uint64_t os_monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void os_write_all(int fd, const char *buf, size_t len)
+int os_write_all(int fd, const char *buf, size_t len)
 {
-    int saved = errno;
+    int saved = errno, failure = 0;
     while (len) {
         ssize_t n = write(fd, buf, len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (n <= 0) {
+            failure = n < 0 ? errno : EIO;
             break;
+        }
         buf += n;
         len -= (size_t)n;
     }
     errno = saved;
+    return failure;
 }
 
 void os_abort(void)

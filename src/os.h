@@ -18,6 +18,12 @@ void *os_map(size_t size, uintptr_t hint);
 /* As os_map, aligned to `align` (a power of two >= page size). */
 void *os_map_aligned(size_t size, size_t align);
 void os_unmap(void *addr, size_t size);
+/* Address space only: inaccessible, uncharged, skipped by core dumps and
+ * cheap for tools like valgrind, until parts of it are committed. */
+void *os_reserve(size_t size, uintptr_t hint);
+void *os_reserve_aligned(size_t size, size_t align);
+/* Makes reserved pages usable (they are still charged only when touched). */
+bool os_commit(void *addr, size_t size);
 /* Gives the pages back; the range stays mapped and reads as zero (or as the
  * old contents until reused, for OS_PURGE_FREE). Returns false on failure. */
 bool os_purge(void *addr, size_t size, enum os_purge_kind kind);
@@ -25,14 +31,18 @@ bool os_purge(void *addr, size_t size, enum os_purge_kind kind);
  * without copying; `from` stays mapped and reads as zero. */
 bool os_move_pages(void *from, void *to, size_t size);
 
+/* valgrind keeps shadow state for every reserved byte: a terabyte
+ * reservation costs it gigabytes, so zones stay off under it. */
+bool os_under_valgrind(void);
 size_t os_page_size(void);
 unsigned os_cpu_count(void);
 /* Resident set size of the process, current and peak, in bytes. */
 size_t os_rss_current(void);
 size_t os_rss_peak(void);
 uint64_t os_monotonic_ns(void);
-/* write(2) until done; ignores errors (used for reports and diagnostics). */
-void os_write_all(int fd, const char *buf, size_t len);
+/* write(2) until done. Returns 0, or the errno of the failure (errno itself
+ * is left alone: diagnostics must not disturb the caller's). */
+int os_write_all(int fd, const char *buf, size_t len);
 /* Creates or truncates a file for a report; -1 on failure. */
 int os_create_file(const char *path);
 void os_close(int fd);

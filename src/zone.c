@@ -10,8 +10,12 @@
 /* The first superblocks of each zone hold the zone's descriptor array. */
 #define FIRST_SUPERBLOCK ((ZONE_SIZE / SB_SIZE) * sizeof(struct superblock) / SB_SIZE)
 
+/* Superblocks are committed this many at a time, with their descriptors. */
+#define COMMIT_SUPERBLOCKS 64
+
 uintptr_t zone_region_base = ZONE_NO_REGION;
 static uintptr_t next_superblock[SC_COUNT]; /* index within the zone */
+static uintptr_t committed_superblocks[SC_COUNT];
 static uintptr_t large_next, large_end;
 static lock_t large_space_lock = LOCK_INIT;
 
@@ -21,15 +25,15 @@ _Static_assert(FIRST_SUPERBLOCK * SB_SIZE >= (ZONE_SIZE / SB_SIZE) * sizeof(stru
 bool zone_init(bool enabled)
 {
     lock_register_for_fork(&large_space_lock);
-    if (!enabled)
+    if (!enabled || os_under_valgrind())
         return false;
-    void *region = os_map(REGION_SIZE, REGION_HINT);
+    void *region = os_reserve(REGION_SIZE, REGION_HINT);
     if (!region)
-        region = os_map_aligned(REGION_SIZE, REGION_SIZE);
+        region = os_reserve_aligned(REGION_SIZE, REGION_SIZE);
     if (!region)
         return false;
     for (unsigned c = 0; c < SC_COUNT; c++)
-        next_superblock[c] = FIRST_SUPERBLOCK;
+        next_superblock[c] = committed_superblocks[c] = FIRST_SUPERBLOCK;
     large_next = (uintptr_t)region + SMALL_ZONES_SIZE;
     large_end = (uintptr_t)region + REGION_SIZE;
     __atomic_store_n(&zone_region_base, (uintptr_t)region, __ATOMIC_RELEASE);
@@ -41,9 +45,27 @@ bool zone_active(void)
     return zone_region_base != ZONE_NO_REGION;
 }
 
+/* Commits the next superblocks of a zone and the page of descriptors
+ * that describes them. */
+static bool commit_superblocks(unsigned cls)
+{
+    uintptr_t first = committed_superblocks[cls];
+    uintptr_t base = zone_base(cls);
+    uintptr_t descriptors = base + first * sizeof(struct superblock);
+    size_t descriptor_bytes = COMMIT_SUPERBLOCKS * sizeof(struct superblock);
+    descriptors &= ~(uintptr_t)(OS_PAGE_SIZE - 1);
+    if (!os_commit((void *)descriptors, (descriptor_bytes + OS_PAGE_SIZE - 1) & ~(OS_PAGE_SIZE - 1)) ||
+        !os_commit((void *)(base + (first << SB_SHIFT)), COMMIT_SUPERBLOCKS * SB_SIZE))
+        return false;
+    committed_superblocks[cls] = first + COMMIT_SUPERBLOCKS;
+    return true;
+}
+
 uintptr_t zone_take_superblock(unsigned cls)
 {
     if (!zone_active() || next_superblock[cls] >= ZONE_SIZE / SB_SIZE)
+        return 0;
+    if (next_superblock[cls] == committed_superblocks[cls] && !commit_superblocks(cls))
         return 0;
     return zone_base(cls) + (next_superblock[cls]++ << SB_SHIFT);
 }
@@ -53,7 +75,7 @@ bool zone_take_large(size_t size, uintptr_t *start)
     if (!zone_active())
         return false;
     lock_acquire(&large_space_lock);
-    bool ok = large_end - large_next >= size;
+    bool ok = large_end - large_next >= size && os_commit((void *)large_next, size);
     if (ok) {
         *start = large_next;
         large_next += size;

@@ -1,0 +1,1 @@
+"""The corealloc command-line tool."""

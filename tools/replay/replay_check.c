@@ -1,0 +1,163 @@
+#include "replay_check.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "arena.h"
+
+static uint64_t pattern_word(uint64_t seed, uint64_t index)
+{
+    uint64_t x = seed ^ (index * 0x9e3779b97f4a7c15ull);
+    x ^= x >> 31;
+    return x * 0xbf58476d1ce4e5b9ull;
+}
+
+void check_fill(void *block, uint64_t size, uint64_t seed)
+{
+    unsigned char *bytes = block;
+    uint64_t words = size / 8;
+    for (uint64_t i = 0; i < words; i++) {
+        uint64_t word = pattern_word(seed, i);
+        memcpy(bytes + 8 * i, &word, 8);
+    }
+    uint64_t tail = pattern_word(seed, words);
+    memcpy(bytes + 8 * words, &tail, size % 8);
+}
+
+uint64_t check_verify(const void *block, uint64_t size, uint64_t seed)
+{
+    const unsigned char *bytes = block;
+    uint64_t words = size / 8;
+    for (uint64_t i = 0; i <= words; i++) {
+        uint64_t expected = pattern_word(seed, i);
+        uint64_t len = i < words ? 8 : size % 8;
+        if (memcmp(bytes + 8 * i, &expected, len) != 0) {
+            for (uint64_t b = 0; b < len; b++) {
+                if (bytes[8 * i + b] != ((const unsigned char *)&expected)[b])
+                    return 8 * i + b;
+            }
+        }
+    }
+    return size;
+}
+
+bool check_is_zero(const void *block, uint64_t size)
+{
+    const unsigned char *bytes = block;
+    for (uint64_t i = 0; i < size; i++) {
+        if (bytes[i] != 0)
+            return false;
+    }
+    return true;
+}
+
+uint64_t check_required_alignment(uint64_t size, unsigned requested_log2)
+{
+    if (requested_log2 > 0)
+        return (uint64_t)1 << requested_log2;
+    uint64_t lowest_bit = size & (~size + 1); /* an object of this size needs no more */
+    return size == 0 || lowest_bit > 16 ? (size == 0 ? 1 : 16) : lowest_bit;
+}
+
+/* A treap ordered by start address. */
+struct live_node {
+    uintptr_t start;
+    uintptr_t end;
+    uint64_t priority;
+    struct live_node *left, *right;
+};
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct live_node *live_root;
+static struct live_node *spare_nodes;
+static uint64_t priority_state = 0x2545f4914f6cdd1dull;
+
+static uint64_t next_priority(void)
+{
+    priority_state ^= priority_state << 13;
+    priority_state ^= priority_state >> 7;
+    priority_state ^= priority_state << 17;
+    return priority_state;
+}
+
+/* Splits tree into nodes with start < key (left) and the rest (right). */
+static void split(struct live_node *tree, uintptr_t key, struct live_node **left, struct live_node **right)
+{
+    if (tree == NULL) {
+        *left = *right = NULL;
+    } else if (tree->start < key) {
+        split(tree->right, key, &tree->right, right);
+        *left = tree;
+    } else {
+        split(tree->left, key, left, &tree->left);
+        *right = tree;
+    }
+}
+
+static struct live_node *merge(struct live_node *left, struct live_node *right)
+{
+    if (left == NULL)
+        return right;
+    if (right == NULL)
+        return left;
+    if (left->priority > right->priority) {
+        left->right = merge(left->right, right);
+        return left;
+    }
+    right->left = merge(left, right->left);
+    return right;
+}
+
+static const struct live_node *last_at_or_before(uintptr_t key)
+{
+    const struct live_node *best = NULL;
+    for (const struct live_node *n = live_root; n != NULL;)
+        n = n->start <= key ? (best = n, n->right) : n->left;
+    return best;
+}
+
+static const struct live_node *first_after(uintptr_t key)
+{
+    const struct live_node *best = NULL;
+    for (const struct live_node *n = live_root; n != NULL;)
+        n = n->start > key ? (best = n, n->left) : n->right;
+    return best;
+}
+
+bool check_live_insert(uintptr_t start, uint64_t size, uintptr_t *other)
+{
+    uintptr_t end = start + (size == 0 ? 1 : size); /* even empty blocks are distinct */
+    pthread_mutex_lock(&live_lock);
+    const struct live_node *before = last_at_or_before(start);
+    const struct live_node *after = first_after(start);
+    bool overlaps = (before != NULL && before->end > start) || (after != NULL && after->start < end);
+    if (overlaps) {
+        *other = before != NULL && before->end > start ? before->start : after->start;
+    } else {
+        struct live_node *node = spare_nodes;
+        if (node != NULL)
+            spare_nodes = node->right;
+        else
+            node = arena_alloc(sizeof *node);
+        *node = (struct live_node){ start, end, next_priority(), NULL, NULL };
+        struct live_node *left, *right;
+        split(live_root, start, &left, &right);
+        live_root = merge(merge(left, node), right);
+    }
+    pthread_mutex_unlock(&live_lock);
+    return !overlaps;
+}
+
+void check_live_remove(uintptr_t start)
+{
+    pthread_mutex_lock(&live_lock);
+    struct live_node *left, *middle, *right;
+    split(live_root, start, &left, &middle);
+    split(middle, start + 1, &middle, &right);
+    if (middle != NULL) {
+        middle->right = spare_nodes;
+        spare_nodes = middle;
+    }
+    live_root = merge(left, right);
+    pthread_mutex_unlock(&live_lock);
+}
