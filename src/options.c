@@ -17,7 +17,6 @@ struct options opt = {
     .retain_bytes = (size_t)32 << 20,
     .purge = PURGE_DONTNEED,
     .huge_threshold = (size_t)16 << 20,
-    .verbose = false,
 };
 
 enum kind { KIND_BOOL, KIND_SIZE, KIND_CHOICE, KIND_STRING };
@@ -52,7 +51,6 @@ static const struct option_spec table[] = {
      "how memory goes back: dontneed (RSS drops at once) or free (MADV_FREE, lazy)"},
     {"HUGE_THRESHOLD", KIND_SIZE, &opt.huge_threshold, NULL,
      "blocks this large are returned to the OS when freed and moved by mremap on realloc"},
-    {"VERBOSE", KIND_BOOL, &opt.verbose, NULL, "print start-up decisions to stderr"},
 };
 
 /* Accepts a decimal number with an optional K, M or G suffix (binary). */
@@ -95,13 +93,13 @@ static bool parse_choice(const char *s, const char *const *choices, int *out)
     return false;
 }
 
-static void warn_bad_value(const char *name, const char *value)
+static void warn_bad_value(const struct option_spec *o, const char *value)
 {
-    char line[256];
-    int n = snprintf(line, sizeof line, "corealloc: warning: ignoring COREALLOC_%s=%s (bad value)\n",
-                     name, value);
+    char line[512];
+    int n = snprintf(line, sizeof line, "corealloc: warning: ignoring COREALLOC_%s=%s; it means: %s\n",
+                     o->name, value, o->meaning);
     if (n > 0)
-        os_write_all(2, line, (size_t)n);
+        os_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 void options_init(void)
@@ -127,18 +125,6 @@ void options_init(void)
         }
         }
         if (!ok)
-            warn_bad_value(o->name, value);
+            warn_bad_value(o, value);
     }
-}
-
-size_t options_describe(char *buf, size_t size)
-{
-    size_t len = 0;
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        int n = snprintf(buf + (len < size ? len : size), len < size ? size - len : 0,
-                         "  COREALLOC_%-15s %s\n", table[i].name, table[i].meaning);
-        if (n > 0)
-            len += (size_t)n;
-    }
-    return len;
 }

@@ -22,7 +22,6 @@ struct options {
     size_t retain_bytes;     /* empty superblock bytes kept before purging */
     int purge;               /* enum purge_choice */
     size_t huge_threshold;   /* large blocks from this size: purged at free, moved by mremap */
-    bool verbose;            /* print start-up decisions to stderr */
 };
 
 extern struct options opt;
@@ -34,7 +33,5 @@ static inline enum os_purge_kind opt_purge_kind(void)
 
 /* Parses the environment (no allocation). Safe to call more than once. */
 void options_init(void);
-/* Writes the options table (name, value, meaning) as text to buf. */
-size_t options_describe(char *buf, size_t size);
 
 #endif

@@ -83,13 +83,3 @@ bool zone_take_large(size_t size, uintptr_t *start)
     lock_release(&large_space_lock);
     return ok;
 }
-
-size_t zone_bytes_used(void)
-{
-    if (!zone_active())
-        return 0;
-    size_t used = large_next - (zone_region_base + SMALL_ZONES_SIZE);
-    for (unsigned c = 0; c < SC_COUNT; c++)
-        used += (next_superblock[c] - FIRST_SUPERBLOCK) << SB_SHIFT;
-    return used;
-}

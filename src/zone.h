@@ -47,7 +47,5 @@ uintptr_t zone_take_superblock(unsigned cls);
 /* Address space for large spans inside the region: [start, start + size).
  * Returns false when the large zone is exhausted (or absent). */
 bool zone_take_large(size_t size, uintptr_t *start);
-/* Bytes of the region in use: superblocks carved and large space taken. */
-size_t zone_bytes_used(void);
 
 #endif
