@@ -1,27 +1,38 @@
 #include "central.h"
 
 #include "debug.h"
+#include <string.h>
+
 #include "lock.h"
+#include "meta.h"
 #include "os.h"
 #include "sizeclass.h"
 #include "stats.h"
 #include "superblock.h"
 
-/* A batch is linked through its objects: word 0 of each object points to the
- * next object of the batch, word 1 of the first object to the next batch on
- * the stack. Objects are at least 16 bytes. */
-struct batch_link {
-    struct batch_link *next_object;
-    struct batch_link *next_batch;
+/* A batch travels as an array of pointers in a node of its own, so moving
+ * it between caches and the central layer never touches the objects (which
+ * are often cold by then). Nodes come from metadata memory, are never
+ * unmapped, and are recycled through a shared stack of empty nodes. */
+#define BATCH_MAX 32
+
+struct batch {
+    struct batch *next; /* on a stack */
+    uint32_t count;
+    void *objects[BATCH_MAX];
 };
 
-/* Treiber stack head with a tag that changes on every pop, so a head that
- * was popped and pushed again between our read and our CAS is noticed. */
+/* Treiber stack head: low 64 bits the top node, high 64 bits a tag that
+ * changes on every pop, so a node popped and pushed again between a reader's
+ * load and its CAS is noticed (no ABA). Replaced by one 16-byte CAS. */
 typedef unsigned __int128 stack_word;
+struct stack {
+    _Alignas(16) volatile stack_word head;
+};
 
 struct central {
-    _Alignas(16) volatile stack_word stack; /* low 64 bits: head, high: tag */
-    uint32_t batches;                       /* batches on the stack (approximate) */
+    struct stack full;  /* batches of exactly the class's batch size */
+    uint32_t batches;   /* on the stack (approximate) */
     uint64_t refills, spills;
     _Alignas(64) lock_t lock;
     struct superblock *partial; /* superblocks with free or uncut blocks */
@@ -30,11 +41,15 @@ struct central {
 } __attribute__((aligned(64)));
 
 static struct central classes[SC_COUNT];
+static struct stack empty_nodes;
 
-/* More batches than this on the stack go back to their superblocks. */
+/* More than this many bytes of a class parked centrally go back to their
+ * superblocks (so those can empty and be purged). */
+#define CENTRAL_BYTES_MAX ((uint32_t)2 << 20)
+
 static uint32_t max_batches(unsigned cls)
 {
-    uint32_t by_bytes = (uint32_t)((1u << 20) / (sc_info[cls].size * sc_info[cls].batch));
+    uint32_t by_bytes = CENTRAL_BYTES_MAX / (sc_info[cls].size * sc_info[cls].batch);
     return by_bytes < 4 ? 4 : by_bytes;
 }
 
@@ -46,38 +61,52 @@ void central_init(void)
     }
 }
 
-static void stack_push(struct central *ce, struct batch_link *first)
+static void stack_push(struct stack *st, struct batch *b)
 {
-    stack_word old = ce->stack, seen;
+    stack_word old = st->head, seen;
     for (;;) {
-        first->next_batch = (struct batch_link *)(uintptr_t)old;
-        stack_word desired = ((old >> 64) << 64) | (uintptr_t)first;
-        seen = __sync_val_compare_and_swap(&ce->stack, old, desired);
+        b->next = (struct batch *)(uintptr_t)old;
+        stack_word desired = ((old >> 64) << 64) | (uintptr_t)b;
+        seen = __sync_val_compare_and_swap(&st->head, old, desired);
         if (seen == old)
-            break;
+            return;
         old = seen;
     }
-    __atomic_fetch_add(&ce->batches, 1, __ATOMIC_RELAXED);
 }
 
-static struct batch_link *stack_pop(struct central *ce)
+static struct batch *stack_pop(struct stack *st)
 {
-    stack_word old = ce->stack, seen;
+    stack_word old = st->head, seen;
     for (;;) {
-        struct batch_link *head = (struct batch_link *)(uintptr_t)old;
-        if (!head)
+        struct batch *top = (struct batch *)(uintptr_t)old;
+        if (!top)
             return NULL;
-        /* head may already be popped and reused by its new owner: the read
-         * is harmless (our memory stays mapped) and the tag makes the CAS fail. */
-        struct batch_link *next = __atomic_load_n(&head->next_batch, __ATOMIC_RELAXED);
+        /* top may be popped and reused meanwhile: reading its link is
+         * harmless (nodes stay mapped) and the tag makes the CAS fail. */
+        struct batch *next = __atomic_load_n(&top->next, __ATOMIC_RELAXED);
         stack_word desired = (((old >> 64) + 1) << 64) | (uintptr_t)next;
-        seen = __sync_val_compare_and_swap(&ce->stack, old, desired);
-        if (seen == old) {
-            __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
-            return head;
-        }
+        seen = __sync_val_compare_and_swap(&st->head, old, desired);
+        if (seen == old)
+            return top;
         old = seen;
     }
+}
+
+/* Nodes are made NODE_CHUNK at a time, so the metadata lock is met once
+ * per that many batches in flight, not on every spill. */
+#define NODE_CHUNK 64
+
+static struct batch *node_get(void)
+{
+    struct batch *b = stack_pop(&empty_nodes);
+    if (b)
+        return b;
+    struct batch *chunk = meta_alloc(NODE_CHUNK * sizeof(struct batch));
+    if (!chunk)
+        return NULL; /* the caller returns the objects to superblocks instead */
+    for (unsigned i = 1; i < NODE_CHUNK; i++)
+        stack_push(&empty_nodes, &chunk[i]);
+    return &chunk[0];
 }
 
 /* Puts one object back into its superblock. Class lock held. */
@@ -113,13 +142,12 @@ static void return_to_superblock(struct central *ce, void *p)
     }
 }
 
-static void return_batch_list(struct central *ce, struct batch_link *obj)
+/* Empties a batch into its superblocks and recycles the node. Lock held. */
+static void return_batch(struct central *ce, struct batch *b)
 {
-    while (obj) {
-        struct batch_link *next = obj->next_object;
-        return_to_superblock(ce, obj);
-        obj = next;
-    }
+    for (uint32_t i = 0; i < b->count; i++)
+        return_to_superblock(ce, b->objects[i]);
+    stack_push(&empty_nodes, b);
 }
 
 unsigned central_alloc(unsigned cls, void **out, unsigned n)
@@ -127,10 +155,12 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     struct central *ce = &classes[cls];
     unsigned got = 0;
     if (n == sc_info[cls].batch) {
-        struct batch_link *obj = stack_pop(ce);
-        if (obj) {
-            for (; obj && got < n; obj = obj->next_object)
-                out[got++] = obj;
+        struct batch *b = stack_pop(&ce->full);
+        if (b) {
+            __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
+            memcpy(out, b->objects, b->count * sizeof(void *));
+            got = b->count;
+            stack_push(&empty_nodes, b);
             __atomic_fetch_add(&ce->refills, 1, __ATOMIC_RELAXED);
             return got;
         }
@@ -167,11 +197,12 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
 {
     struct central *ce = &classes[cls];
     __atomic_fetch_add(&ce->spills, 1, __ATOMIC_RELAXED);
-    if (n == sc_info[cls].batch) {
-        for (unsigned i = 0; i + 1 < n; i++)
-            ((struct batch_link *)objs[i])->next_object = objs[i + 1];
-        ((struct batch_link *)objs[n - 1])->next_object = NULL;
-        stack_push(ce, objs[0]);
+    struct batch *b = n == sc_info[cls].batch ? node_get() : NULL;
+    if (b) {
+        memcpy(b->objects, objs, n * sizeof(void *));
+        b->count = n;
+        stack_push(&ce->full, b);
+        __atomic_fetch_add(&ce->batches, 1, __ATOMIC_RELAXED);
         /* Too much parked centrally: whoever finds the lock free takes some
          * batches back to their superblocks, so they can empty. */
         if (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) <= max_batches(cls) ||
@@ -179,10 +210,11 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
             return;
         unsigned keep = max_batches(cls) / 2;
         while (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) > keep) {
-            struct batch_link *b = stack_pop(ce);
-            if (!b)
+            struct batch *old = stack_pop(&ce->full);
+            if (!old)
                 break;
-            return_batch_list(ce, b);
+            __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
+            return_batch(ce, old);
         }
         lock_release(&ce->lock);
         return;
@@ -199,8 +231,10 @@ size_t central_trim(uint64_t older_than_ns)
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct central *ce = &classes[c];
         lock_acquire(&ce->lock);
-        for (struct batch_link *b; (b = stack_pop(ce));)
-            return_batch_list(ce, b);
+        for (struct batch *b; (b = stack_pop(&ce->full));) {
+            __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
+            return_batch(ce, b);
+        }
         released += sb_purge_class_empties(c, older_than_ns);
         lock_release(&ce->lock);
     }

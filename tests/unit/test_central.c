@@ -21,15 +21,17 @@ static void take(uintptr_t tag, void **objs, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
         uintptr_t old = __atomic_exchange_n((uintptr_t *)objs[i], tag, __ATOMIC_ACQ_REL);
-        CHECK(old == 0 || old > 4096, "object %p handed out twice (held by %lu, now %lu)", objs[i],
+        CHECK(old == 0 || old > THREADS, "object %p handed out twice (held by %lu, now %lu)", objs[i],
               (unsigned long)old, (unsigned long)tag);
     }
 }
 
 static void give_back(uintptr_t tag, unsigned cls, void **objs, unsigned n)
 {
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < n; i++) {
         CHECK(*(uintptr_t *)objs[i] == tag, "object %p changed hands while held", objs[i]);
+        __atomic_store_n((uintptr_t *)objs[i], 0, __ATOMIC_RELEASE);
+    }
     central_free(cls, objs, n);
 }
 
