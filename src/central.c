@@ -1,6 +1,7 @@
 #include "central.h"
 
 #include "debug.h"
+#include "diag.h"
 #include <string.h>
 
 #include "lock.h"
@@ -115,9 +116,10 @@ static void return_to_superblock(struct central *ce, void *p)
     struct superblock *sb = sb_of((uintptr_t)p);
     CA_ASSERT(sb && sb->cls == (unsigned)(ce - classes) && sb->used > 0);
     CA_ASSERT(sb_block_start(sb, (uintptr_t)p) == (uintptr_t)p);
-    *(void **)p = sb->free;
-    sb->free = p;
-    sb->used--;
+    if (!sb_give(sb, p)) {
+        diag_invalid_pointer("free", p, "freed twice");
+        return;
+    }
     ce->blocks_out--;
     if (sb->used == 0) {
         if (sb->list == SB_LIST_PARTIAL) {

@@ -39,6 +39,7 @@ void stats_totals(struct stats_totals *t)
         struct central_class_stats cs;
         central_class_stats(c, &cs);
         t->small_out_bytes += cs.blocks_out * sc_info[c].size;
+        t->central_bytes += cs.batches_central * sc_info[c].batch * sc_info[c].size;
         t->superblocks += cs.superblocks;
     }
     t->cached_bytes = frontend_bytes_held(&t->caches);
@@ -47,8 +48,8 @@ void stats_totals(struct stats_totals *t)
     t->large_in_use = ls.bytes_in_use;
     t->large_spans = ls.spans_in_use;
     t->large_free_dirty = ls.bytes_free_dirty;
-    t->in_use = (t->small_out_bytes > t->cached_bytes ? t->small_out_bytes - t->cached_bytes : 0) +
-                t->large_in_use;
+    size_t parked = t->cached_bytes + t->central_bytes;
+    t->in_use = (t->small_out_bytes > parked ? t->small_out_bytes - parked : 0) + t->large_in_use;
     t->mapped = stats_mapped();
     t->mapped_peak = __atomic_load_n(&mapped_peak, __ATOMIC_RELAXED);
     t->metadata = meta_bytes_mapped() + pagemap_bytes_mapped();
@@ -93,7 +94,8 @@ static void report_text(struct out *o, const struct stats_totals *t)
     put(o, "  in use                %zu bytes\n", t->in_use);
     put(o, "  mapped                %zu bytes (peak %zu)\n", t->mapped, t->mapped_peak);
     put(o, "  rss                   %zu bytes (peak %zu)\n", os_rss_current(), os_rss_peak());
-    put(o, "  cached                %zu bytes in %u caches\n", t->cached_bytes, t->caches);
+    put(o, "  cached                %zu bytes in %u caches, %zu bytes in central batches\n",
+        t->cached_bytes, t->caches, t->central_bytes);
     put(o, "  retained empty        %zu bytes\n", t->retained_empty);
     put(o, "  large                 %zu bytes in %zu blocks, %zu bytes free not yet purged\n",
         t->large_in_use, t->large_spans, t->large_free_dirty);
@@ -117,12 +119,12 @@ static void report_json(struct out *o, const struct stats_totals *t)
 {
     put(o, "{\"frontend\":\"%s\",\"zones\":%s,\"in_use_bytes\":%zu,\"mapped_bytes\":%zu,"
            "\"peak_mapped_bytes\":%zu,\"rss_bytes\":%zu,\"rss_peak_bytes\":%zu,\"cached_bytes\":%zu,"
-           "\"caches\":%u,\"retained_empty_bytes\":%zu,\"large_bytes\":%zu,\"large_blocks\":%zu,"
+           "\"caches\":%u,\"central_bytes\":%zu,\"retained_empty_bytes\":%zu,\"large_bytes\":%zu,\"large_blocks\":%zu,"
            "\"large_free_unpurged_bytes\":%zu,\"purged_bytes\":%zu,\"metadata_bytes\":%zu,"
            "\"invalid_frees\":%llu,\"rseq_source\":\"%s\",\"rseq_id\":\"%s\",\"rseq_aborts\":%llu,"
            "\"classes\":[",
         alloc_frontend_name(), zone_active() ? "true" : "false", t->in_use, t->mapped, t->mapped_peak,
-        os_rss_current(), os_rss_peak(), t->cached_bytes, t->caches, t->retained_empty,
+        os_rss_current(), os_rss_peak(), t->cached_bytes, t->caches, t->central_bytes, t->retained_empty,
         t->large_in_use, t->large_spans, t->large_free_dirty, t->purged_total, t->metadata,
         (unsigned long long)stats_invalid_frees(), rseq_source_name(),
         rseq_uses_mm_cid() ? "mm_cid" : "cpu_id", (unsigned long long)rseq_abort_count());

@@ -16,6 +16,7 @@ struct stats_totals {
     size_t in_use;          /* bytes the program holds (small blocks by class size) */
     size_t small_out_bytes; /* small blocks outside superblocks, caches included */
     size_t cached_bytes;    /* of which in caches */
+    size_t central_bytes;   /* of which parked in central batches */
     unsigned caches;
     size_t superblocks;
     size_t large_in_use, large_spans, large_free_dirty;

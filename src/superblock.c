@@ -1,5 +1,7 @@
 #include "superblock.h"
 
+#include <string.h>
+
 #include "debug.h"
 #include "lock.h"
 #include "meta.h"
@@ -43,8 +45,12 @@ struct superblock *sb_of(uintptr_t addr)
 
 static void format(struct superblock *sb, unsigned cls)
 {
+    unsigned blocks = sc_info[cls].blocks;
+    memset(sb->bitmap, 0xff, (blocks / 64) * sizeof(uint64_t));
+    if (blocks % 64)
+        sb->bitmap[blocks / 64] = ((uint64_t)1 << (blocks % 64)) - 1;
+    sb->cursor = 0;
     sb->cls = (uint16_t)cls;
-    sb->free = NULL;
     sb->carved = 0;
     sb->used = 0;
     sb->list = SB_LIST_NONE;
@@ -67,12 +73,14 @@ static bool grow_chunk_pool(void)
     stats_add_mapped(SB_SIZE * CHUNK_SUPERBLOCKS);
     for (unsigned i = 0; i < CHUNK_SUPERBLOCKS; i++) {
         struct superblock *sb = meta_alloc(sizeof *sb);
+        uint64_t *bitmap = meta_alloc(SB_BITMAP_BYTES); /* any class may take it */
         uintptr_t start = (uintptr_t)chunk + i * SB_SIZE;
-        if (!sb || !pagemap_set_range(start, SB_SIZE, (uintptr_t)sb)) {
+        if (!sb || !bitmap || !pagemap_set_range(start, SB_SIZE, (uintptr_t)sb)) {
             /* What could not be described is left unused, never handed out. */
             return i > 0;
         }
         sb->start = start;
+        sb->bitmap = bitmap;
         sb->purged = 1; /* fresh pages: nothing to give back */
         sb->next = chunk_pool;
         chunk_pool = sb;
@@ -109,6 +117,7 @@ struct superblock *sb_acquire(unsigned cls)
         uintptr_t base = zone_base(cls);
         sb = (struct superblock *)(base + ((start - base) >> SB_SHIFT) * sizeof *sb);
         sb->start = start;
+        sb->bitmap = zone_superblock_bitmap(cls, start);
         sb->zoned = 1;
         sb->purged = 1;
         stats_add_mapped(SB_SIZE);
@@ -154,16 +163,36 @@ void sb_release_empty(struct superblock *sb)
 unsigned sb_take(struct superblock *sb, void **out, unsigned n)
 {
     const struct sizeclass_info *sc = &sc_info[sb->cls];
-    unsigned got = 0;
-    while (got < n && sb->free) {
-        void *p = sb->free;
-        sb->free = *(void **)p;
-        out[got++] = p;
+    unsigned words = (sc->blocks + 63) / 64, got = 0, w = sb->cursor;
+    for (; w < words && got < n; w++) {
+        uint64_t bits = sb->bitmap[w];
+        while (bits && got < n) {
+            unsigned index = w * 64 + (unsigned)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            out[got++] = (void *)(sb->start + (uintptr_t)index * sc->size);
+            if (index >= sb->carved)
+                sb->carved = index + 1;
+        }
+        sb->bitmap[w] = bits;
+        if (bits)
+            break;
     }
-    while (got < n && sb->carved < sc->blocks)
-        out[got++] = (void *)(sb->start + (uintptr_t)sb->carved++ * sc->size);
+    sb->cursor = (uint16_t)w;
     sb->used += got;
     return got;
+}
+
+bool sb_give(struct superblock *sb, void *p)
+{
+    uint64_t index = sc_block_index(sb->cls, (uintptr_t)p - sb->start);
+    uint64_t bit = (uint64_t)1 << (index % 64);
+    if (sb->bitmap[index / 64] & bit)
+        return false;
+    sb->bitmap[index / 64] |= bit;
+    if (index / 64 < sb->cursor)
+        sb->cursor = (uint16_t)(index / 64);
+    sb->used--;
+    return true;
 }
 
 static size_t purge_list(struct superblock *head, uint64_t older_than_ns)

@@ -1,6 +1,9 @@
 /* Superblocks: SB_SIZE-aligned runs of headerless blocks of one class. The
  * descriptor lives out of band: at a computed address in the class zone, or
- * (for superblocks mapped on their own) behind the page map. */
+ * (for superblocks mapped on their own) behind the page map. Which blocks
+ * are in the superblock is a bitmap beside it (seed 001's PALLOC): blocks are
+ * taken lowest address first, and giving one back touches only the bitmap,
+ * never the block, which is usually cold by then. */
 #ifndef COREALLOC_SUPERBLOCK_H
 #define COREALLOC_SUPERBLOCK_H
 
@@ -12,18 +15,23 @@
 
 enum sb_list { SB_LIST_NONE, SB_LIST_PARTIAL, SB_LIST_EMPTY };
 
+/* Room for the largest bitmap: one bit per block of the smallest class. */
+#define SB_BITMAP_WORDS (SB_SIZE / 16 / 64)
+#define SB_BITMAP_BYTES (SB_BITMAP_WORDS * sizeof(uint64_t))
+
 struct superblock {
     struct superblock *next, *prev; /* on the class's partial or empty list */
-    void *free;                     /* returned blocks, linked through word 0 */
+    uint64_t *bitmap;               /* bit i set: block i is in the superblock */
     uintptr_t start;
     uint64_t empty_since_ns;
-    uint32_t carved; /* blocks cut from the untouched end so far */
+    uint32_t carved; /* one past the highest block ever handed out */
     uint32_t used;   /* blocks outside the superblock (caches, central, user) */
     uint16_t cls;
+    uint16_t cursor; /* no set bit below this bitmap word */
     uint8_t list;    /* enum sb_list */
     uint8_t zoned;   /* lives in its class zone: the address gives the class */
     uint8_t purged;  /* pages returned to the OS while empty */
-    uint8_t pad[11];
+    uint8_t pad[9];
 };
 _Static_assert(sizeof(struct superblock) == 64, "one cache line; zone arithmetic");
 
@@ -36,11 +44,13 @@ struct superblock *sb_acquire(unsigned cls);
 /* A superblock whose blocks have all returned: kept for reuse or purged.
  * Caller holds the class lock (and has unlinked it). */
 void sb_release_empty(struct superblock *sb);
-/* Takes up to n blocks out of sb into out[]. */
+/* Takes up to n blocks out of sb into out[], lowest addresses first. */
 unsigned sb_take(struct superblock *sb, void **out, unsigned n);
+/* Puts block p back. False when it is already in (a double free). */
+bool sb_give(struct superblock *sb, void *p);
 static inline bool sb_exhausted(const struct superblock *sb)
 {
-    return !sb->free && sb->carved == sc_info[sb->cls].blocks;
+    return sb->used == sc_info[sb->cls].blocks;
 }
 /* Start of the block containing addr (which must lie inside sb). */
 static inline uintptr_t sb_block_start(const struct superblock *sb, uintptr_t addr)

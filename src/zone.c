@@ -7,8 +7,12 @@
 /* Away from where Linux puts executables, the heap and mmap (top-down from
  * 0x7f..); aligned to the region size so zone arithmetic stays simple. */
 #define REGION_HINT ((uintptr_t)1 << 44)
-/* The first superblocks of each zone hold the zone's descriptor array. */
-#define FIRST_SUPERBLOCK ((ZONE_SIZE / SB_SIZE) * sizeof(struct superblock) / SB_SIZE)
+/* The start of each zone holds its descriptor array, then the superblocks'
+ * bitmaps, each at a fixed stride; superblocks follow. */
+#define SUPERBLOCKS_PER_ZONE (ZONE_SIZE / SB_SIZE)
+#define DESCRIPTOR_AREA (SUPERBLOCKS_PER_ZONE * sizeof(struct superblock))
+#define BITMAP_AREA (SUPERBLOCKS_PER_ZONE * SB_BITMAP_BYTES)
+#define FIRST_SUPERBLOCK ((DESCRIPTOR_AREA + BITMAP_AREA) / SB_SIZE)
 
 /* Superblocks are committed this many at a time, with their descriptors. */
 #define COMMIT_SUPERBLOCKS 64
@@ -19,8 +23,7 @@ static uintptr_t committed_superblocks[SC_COUNT];
 static uintptr_t large_next, large_end;
 static lock_t large_space_lock = LOCK_INIT;
 
-_Static_assert(FIRST_SUPERBLOCK * SB_SIZE >= (ZONE_SIZE / SB_SIZE) * sizeof(struct superblock),
-               "descriptor array fits before the first superblock");
+_Static_assert((DESCRIPTOR_AREA + BITMAP_AREA) % SB_SIZE == 0, "superblocks stay aligned");
 
 bool zone_init(bool enabled)
 {
@@ -45,17 +48,30 @@ bool zone_active(void)
     return zone_region_base != ZONE_NO_REGION;
 }
 
-/* Commits the next superblocks of a zone and the page of descriptors
- * that describes them. */
+uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start)
+{
+    uintptr_t index = (start - zone_base(cls)) >> SB_SHIFT;
+    return (uint64_t *)(zone_base(cls) + DESCRIPTOR_AREA + index * SB_BITMAP_BYTES);
+}
+
+/* Commits [start, start + size) rounded out to pages. */
+static bool commit_range(uintptr_t start, size_t size)
+{
+    uintptr_t first = start & ~(uintptr_t)(OS_PAGE_SIZE - 1);
+    uintptr_t end = (start + size + OS_PAGE_SIZE - 1) & ~(uintptr_t)(OS_PAGE_SIZE - 1);
+    return os_commit((void *)first, end - first);
+}
+
+/* Commits the next superblocks of a zone with their descriptors and bitmaps. */
 static bool commit_superblocks(unsigned cls)
 {
     uintptr_t first = committed_superblocks[cls];
     uintptr_t base = zone_base(cls);
-    uintptr_t descriptors = base + first * sizeof(struct superblock);
-    size_t descriptor_bytes = COMMIT_SUPERBLOCKS * sizeof(struct superblock);
-    descriptors &= ~(uintptr_t)(OS_PAGE_SIZE - 1);
-    if (!os_commit((void *)descriptors, (descriptor_bytes + OS_PAGE_SIZE - 1) & ~(OS_PAGE_SIZE - 1)) ||
-        !os_commit((void *)(base + (first << SB_SHIFT)), COMMIT_SUPERBLOCKS * SB_SIZE))
+    if (!commit_range(base + first * sizeof(struct superblock),
+                      COMMIT_SUPERBLOCKS * sizeof(struct superblock)) ||
+        !commit_range(base + DESCRIPTOR_AREA + first * SB_BITMAP_BYTES,
+                      COMMIT_SUPERBLOCKS * SB_BITMAP_BYTES) ||
+        !commit_range(base + (first << SB_SHIFT), COMMIT_SUPERBLOCKS * SB_SIZE))
         return false;
     committed_superblocks[cls] = first + COMMIT_SUPERBLOCKS;
     return true;

@@ -44,6 +44,8 @@ static inline uintptr_t zone_base(unsigned cls)
 /* Address of the next never-used superblock of the class's zone, or 0 when
  * the zone is full (or absent). Caller holds the class lock. */
 uintptr_t zone_take_superblock(unsigned cls);
+/* Where the bitmap of the zone superblock at start lives. */
+uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start);
 /* Address space for large spans inside the region: [start, start + size).
  * Returns false when the large zone is exhausted (or absent). */
 bool zone_take_large(size_t size, uintptr_t *start);
