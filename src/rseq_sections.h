@@ -63,7 +63,7 @@ extern uint64_t rseq_aborts;
     ".popsection\n\t"
 
 #define CA_RSEQ_COMMON_IN                                                      \
-    [off] "r"(rseq_layout.area_off), [idoff] "r"(rseq_layout.id_off), [base] "r"(base),  \
+    [off] "r"(rseq_layout.area_off), [idoff] "r"(rseq_layout.id_off), [base] "rm"(base),  \
         "c"(shift), [cls] "r"((uintptr_t)cls)
 
 static inline void *rseq_cache_pop(uintptr_t base, unsigned shift, unsigned cls)
@@ -164,7 +164,7 @@ static inline unsigned rseq_cache_pop_batch(uintptr_t base, unsigned shift, unsi
                          "2:\n\t" CA_RSEQ_ABORT
                          : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [src] "=&r"(src),
                            [i] "=&r"(i), [tmp] "=&r"(tmp), [aborts] "+m"(rseq_aborts)
-                         : CA_RSEQ_COMMON_IN, [out] "r"(out), [n] "r"(n)
+                         : CA_RSEQ_COMMON_IN, [out] "r"(out), [n] "rm"(n)
                          : "memory", "cc");
     return (unsigned)k;
 }
@@ -200,7 +200,7 @@ static inline unsigned rseq_cache_push_batch(uintptr_t base, unsigned shift, uns
                          "2:\n\t" CA_RSEQ_ABORT
                          : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [dst] "=&r"(dst),
                            [i] "=&r"(i), [tmp] "=&r"(tmp), [aborts] "+m"(rseq_aborts)
-                         : CA_RSEQ_COMMON_IN, [in] "r"(in), [n] "r"(n)
+                         : CA_RSEQ_COMMON_IN, [in] "r"(in), [n] "rm"(n)
                          : "memory", "cc");
     return (unsigned)k;
 }

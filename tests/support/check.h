@@ -1,0 +1,37 @@
+/* Assertions for the corealloc test programs.
+ *
+ * CHECK records a failure and carries on, so one run reports every broken
+ * property; REQUIRE stops the program at once (use it where carrying on
+ * would crash). A program returns check_status() from main.
+ */
+#ifndef COREALLOC_TEST_CHECK_H
+#define COREALLOC_TEST_CHECK_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void check_failed(const char *file, int line, const char *expr);
+void check_failed_eq(const char *file, int line, const char *expr,
+                     unsigned long long got, unsigned long long want);
+__attribute__((noreturn)) void require_failed(const char *file, int line, const char *expr);
+/* 0 when no CHECK failed, 1 otherwise. */
+int check_status(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#define CHECK(cond) ((cond) ? (void)0 : check_failed(__FILE__, __LINE__, #cond))
+#define REQUIRE(cond) ((cond) ? (void)0 : require_failed(__FILE__, __LINE__, #cond))
+/* Integer or pointer equality, printing both values on failure. */
+#define CHECK_EQ(got, want)                                                          \
+    do {                                                                             \
+        unsigned long long check_got_ = (unsigned long long)(got);                   \
+        unsigned long long check_want_ = (unsigned long long)(want);                 \
+        if (check_got_ != check_want_)                                               \
+            check_failed_eq(__FILE__, __LINE__, #got " == " #want, check_got_,       \
+                            check_want_);                                            \
+    } while (0)
+
+#endif
