@@ -18,13 +18,13 @@
 #define MREMAP_DONTUNMAP 4
 #endif
 
-void *os_map(size_t size, uintptr_t hint)
+/* Anonymous private memory with the given protection; with a non-zero hint
+ * exactly there or not at all. */
+static void *map_anonymous(size_t size, uintptr_t hint, int prot)
 {
-    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-    if (hint)
-        flags |= MAP_FIXED_NOREPLACE;
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (hint ? MAP_FIXED_NOREPLACE : 0);
     int saved = errno;
-    void *p = mmap((void *)hint, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+    void *p = mmap((void *)hint, size, prot, flags, -1, 0);
     errno = saved;
     if (p == MAP_FAILED)
         return NULL;
@@ -35,26 +35,14 @@ void *os_map(size_t size, uintptr_t hint)
     return p;
 }
 
-void *os_reserve(size_t size, uintptr_t hint)
+/* As map_anonymous, aligned to `align`: over-map, then trim both ends. */
+static void *map_anonymous_aligned(size_t size, size_t align, int prot)
 {
-    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (hint ? MAP_FIXED_NOREPLACE : 0);
-    int saved = errno;
-    void *p = mmap((void *)hint, size, PROT_NONE, flags, -1, 0);
-    errno = saved;
-    if (p == MAP_FAILED)
-        return NULL;
-    if (hint && (uintptr_t)p != hint) {
-        munmap(p, size);
-        return NULL;
-    }
-    return p;
-}
-
-void *os_reserve_aligned(size_t size, size_t align)
-{
+    if (align <= OS_PAGE_SIZE)
+        return map_anonymous(size, 0, prot);
     if (size + align < size)
         return NULL;
-    char *raw = os_reserve(size + align, 0);
+    char *raw = map_anonymous(size + align, 0, prot);
     if (!raw)
         return NULL;
     uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
@@ -64,6 +52,17 @@ void *os_reserve_aligned(size_t size, size_t align)
     if (tail)
         munmap((char *)start + size, tail);
     return (void *)start;
+}
+
+void *os_map(size_t size, uintptr_t hint) { return map_anonymous(size, hint, PROT_READ | PROT_WRITE); }
+void *os_map_aligned(size_t size, size_t align)
+{
+    return map_anonymous_aligned(size, align, PROT_READ | PROT_WRITE);
+}
+void *os_reserve(size_t size, uintptr_t hint) { return map_anonymous(size, hint, PROT_NONE); }
+void *os_reserve_aligned(size_t size, size_t align)
+{
+    return map_anonymous_aligned(size, align, PROT_NONE);
 }
 
 bool os_commit(void *addr, size_t size)
@@ -72,24 +71,6 @@ bool os_commit(void *addr, size_t size)
     int rc = mprotect(addr, size, PROT_READ | PROT_WRITE);
     errno = saved;
     return rc == 0;
-}
-
-void *os_map_aligned(size_t size, size_t align)
-{
-    if (align <= OS_PAGE_SIZE)
-        return os_map(size, 0);
-    if (size + align < size)
-        return NULL;
-    char *raw = os_map(size + align, 0);
-    if (!raw)
-        return NULL;
-    uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
-    size_t head = start - (uintptr_t)raw, tail = align - head;
-    if (head)
-        munmap(raw, head);
-    if (tail)
-        munmap((char *)start + size, tail);
-    return (void *)start;
 }
 
 void os_unmap(void *addr, size_t size)
