@@ -110,15 +110,16 @@ static struct batch *node_get(void)
     return &chunk[0];
 }
 
-/* Puts one object back into its superblock. Class lock held. */
-static void return_to_superblock(struct central *ce, void *p)
+/* Puts one object back into its superblock; false for a double free.
+ * Class lock held. */
+static bool return_to_superblock(struct central *ce, void *p)
 {
     struct superblock *sb = sb_of((uintptr_t)p);
     CA_ASSERT(sb && sb->cls == (unsigned)(ce - classes) && sb->used > 0);
     CA_ASSERT(sb_block_start(sb, (uintptr_t)p) == (uintptr_t)p);
     if (!sb_give(sb, p)) {
         diag_invalid_pointer("free", p, "freed twice");
-        return;
+        return false;
     }
     ce->blocks_out--;
     if (sb->used == 0) {
@@ -132,7 +133,7 @@ static void return_to_superblock(struct central *ce, void *p)
         }
         ce->superblocks--;
         sb_release_empty(sb);
-        return;
+        return true;
     }
     if (sb->list != SB_LIST_PARTIAL) {
         sb->list = SB_LIST_PARTIAL;
@@ -142,13 +143,22 @@ static void return_to_superblock(struct central *ce, void *p)
             ce->partial->prev = sb;
         ce->partial = sb;
     }
+    return true;
 }
 
 /* Empties a batch into its superblocks and recycles the node. Lock held. */
-static void return_batch(struct central *ce, struct batch *b)
+/* Returns objects to their superblocks and the statistics. Lock held. */
+static void return_objects(struct central *ce, unsigned cls, void *const *objs, unsigned n)
 {
-    for (uint32_t i = 0; i < b->count; i++)
-        return_to_superblock(ce, b->objects[i]);
+    unsigned returned = 0;
+    for (unsigned i = 0; i < n; i++)
+        returned += return_to_superblock(ce, objs[i]);
+    stats_add_held(-(ptrdiff_t)(returned * sc_info[cls].size));
+}
+
+static void return_batch(struct central *ce, unsigned cls, struct batch *b)
+{
+    return_objects(ce, cls, b->objects, b->count);
     stack_push(&empty_nodes, b);
 }
 
@@ -191,6 +201,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     }
     ce->blocks_out += got;
     lock_release(&ce->lock);
+    stats_add_held((ptrdiff_t)(got * sc_info[cls].size));
     __atomic_fetch_add(&ce->refills, 1, __ATOMIC_RELAXED);
     return got;
 }
@@ -216,14 +227,13 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
             if (!old)
                 break;
             __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
-            return_batch(ce, old);
+            return_batch(ce, cls, old);
         }
         lock_release(&ce->lock);
         return;
     }
     lock_acquire(&ce->lock);
-    for (unsigned i = 0; i < n; i++)
-        return_to_superblock(ce, objs[i]);
+    return_objects(ce, cls, objs, n);
     lock_release(&ce->lock);
 }
 
@@ -235,7 +245,7 @@ size_t central_trim(uint64_t older_than_ns)
         lock_acquire(&ce->lock);
         for (struct batch *b; (b = stack_pop(&ce->full));) {
             __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
-            return_batch(ce, b);
+            return_batch(ce, c, b);
         }
         released += sb_purge_class_empties(c, older_than_ns);
         lock_release(&ce->lock);

@@ -3,12 +3,19 @@
 #include "cache.h"
 #include "central.h"
 #include "lock.h"
+#include "meta.h"
 #include "os.h"
 #include "sizeclass.h"
 
 uintptr_t cpucache_base;
 unsigned cpucache_shift;
 static unsigned slab_count;
+/* Per id: slow-path entries (the cache was empty / full). Counted off the
+ * fast path only, so a hit costs nothing; hits are not counted. */
+struct id_counters {
+    uint64_t misses_empty, misses_full;
+} __attribute__((aligned(64)));
+static struct id_counters *counters;
 static lock_t drain_lock = LOCK_INIT;
 
 /* Stops pops (begin past any top) and pushes (end at zero) on a stack. */
@@ -29,10 +36,18 @@ bool cpucache_init(bool prefer_mm_cid)
         void **slab = (void **)(slabs + ((size_t)id << shift));
         cache_slab_format(slab);
     }
+    counters = meta_alloc(count * sizeof *counters);
+    if (!counters)
+        return false;
     slab_count = count;
     cpucache_shift = shift;
     __atomic_store_n(&cpucache_base, (uintptr_t)slabs, __ATOMIC_RELEASE);
     return true;
+}
+
+static void count_miss(uint64_t *counter)
+{
+    __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
 void *cpucache_alloc_slow(unsigned cls)
@@ -43,6 +58,7 @@ void *cpucache_alloc_slow(unsigned cls)
     p = rseq_cache_pop(cpucache_base, cpucache_shift, cls);
     if (p)
         return p;
+    count_miss(&counters[rseq_current_id() % slab_count].misses_empty);
     void *batch[64];
     unsigned n = sc_info[cls].batch;
     unsigned got = central_alloc(cls, batch, n);
@@ -81,6 +97,7 @@ void cpucache_free_slow(void *p, unsigned cls)
         central_free(cls, &p, 1);
         return;
     }
+    count_miss(&counters[rseq_current_id() % slab_count].misses_full);
     if (grow_capacity(cls) && rseq_cache_push(cpucache_base, cpucache_shift, cls, p))
         return;
     void *batch[64];
@@ -145,4 +162,16 @@ size_t cpucache_bytes_held(unsigned *slabs)
     if (slabs)
         *slabs = base ? slab_count : 0;
     return bytes;
+}
+
+unsigned cpucache_misses(uint64_t *empty, uint64_t *full, unsigned max_ids)
+{
+    unsigned n = __atomic_load_n(&cpucache_base, __ATOMIC_ACQUIRE) ? slab_count : 0;
+    if (n > max_ids)
+        n = max_ids;
+    for (unsigned id = 0; id < n; id++) {
+        empty[id] = __atomic_load_n(&counters[id].misses_empty, __ATOMIC_RELAXED);
+        full[id] = __atomic_load_n(&counters[id].misses_full, __ATOMIC_RELAXED);
+    }
+    return n;
 }

@@ -33,6 +33,9 @@ void cpucache_free_slow(void *p, unsigned cls);
 /* Empties every CPU's slab into the central layer, safely against the
  * owners (membarrier fence). Returns the bytes moved. */
 size_t cpucache_drain_all(void);
+/* Slow-path entries per id, from an empty cache and a full one, for the
+ * first max_ids ids. Returns how many ids were filled in. */
+unsigned cpucache_misses(uint64_t *empty, uint64_t *full, unsigned max_ids);
 /* Bytes held in all slabs (racy read, for statistics) and the slab count. */
 size_t cpucache_bytes_held(unsigned *slabs);
 

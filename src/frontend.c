@@ -8,6 +8,11 @@ void frontend_init(void) { lockedcache_init(); }
 const char *frontend_name(void) { return lockedcache_name(); }
 void frontend_drain(void) { lockedcache_drain_all(); }
 size_t frontend_bytes_held(unsigned *caches) { return lockedcache_bytes_held(caches); }
+unsigned frontend_misses(uint64_t *empty, uint64_t *full, unsigned max_ids)
+{
+    (void)empty, (void)full, (void)max_ids;
+    return 0;
+}
 
 #else
 
@@ -35,6 +40,11 @@ size_t frontend_bytes_held(unsigned *caches)
     size_t bytes = tcache_bytes_held(&threads) + cpucache_bytes_held(&cpus);
     *caches = threads + cpus;
     return bytes;
+}
+
+unsigned frontend_misses(uint64_t *empty, uint64_t *full, unsigned max_ids)
+{
+    return cpucache_misses(empty, full, max_ids);
 }
 
 #endif

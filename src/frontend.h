@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(COREALLOC_ABLATION)
 #include "lockedcache.h"
@@ -22,6 +23,9 @@ const char *frontend_name(void);
 void frontend_drain(void);
 /* Bytes held in caches (approximate) and how many caches there are. */
 size_t frontend_bytes_held(unsigned *caches);
+/* Per-CPU cache misses (empty, full) for up to max_ids ids; returns the
+ * number of ids reported (0 for front ends without per-CPU caches). */
+unsigned frontend_misses(uint64_t *empty, uint64_t *full, unsigned max_ids);
 
 #if defined(COREALLOC_ABLATION)
 

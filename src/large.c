@@ -259,6 +259,7 @@ void *large_alloc(size_t size, size_t align, bool *zeroed)
     st.spans_in_use++;
     st.bytes_in_use += span_bytes(s);
     lock_release(&heap_lock);
+    stats_add_held((ptrdiff_t)span_bytes(s));
     return (void *)s->start;
 }
 
@@ -276,6 +277,7 @@ void large_free(struct span *s)
     lock_acquire(&heap_lock);
     st.spans_in_use--;
     st.bytes_in_use -= span_bytes(s);
+    stats_add_held(-(ptrdiff_t)span_bytes(s));
     s->dirty = span_bytes(s);
     release(s);
     lock_release(&heap_lock);
@@ -364,8 +366,10 @@ void *large_resize(struct span *s, size_t size)
         if (result)
             st.mremap_moves++;
     }
-    if (result)
+    if (result) {
         st.bytes_in_use += span_bytes(result) - old_bytes; /* modular: shrinking subtracts */
+        stats_add_held((ptrdiff_t)span_bytes(result) - (ptrdiff_t)old_bytes);
+    }
     lock_release(&heap_lock);
     return result ? (void *)result->start : NULL;
 }

@@ -15,16 +15,27 @@
 #include "superblock.h"
 #include "zone.h"
 
-static size_t mapped, mapped_peak;
+static size_t mapped, mapped_peak, held, held_peak;
 static uint64_t purged_total, invalid_frees;
+
+static void raise_peak(size_t *peak, size_t now)
+{
+    size_t seen = __atomic_load_n(peak, __ATOMIC_RELAXED);
+    while (now > seen &&
+           !__atomic_compare_exchange_n(peak, &seen, now, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
 
 void stats_add_mapped(size_t bytes)
 {
-    size_t now = __atomic_add_fetch(&mapped, bytes, __ATOMIC_RELAXED);
-    size_t peak = __atomic_load_n(&mapped_peak, __ATOMIC_RELAXED);
-    while (now > peak &&
-           !__atomic_compare_exchange_n(&mapped_peak, &peak, now, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    raise_peak(&mapped_peak, __atomic_add_fetch(&mapped, bytes, __ATOMIC_RELAXED));
+}
+
+void stats_add_held(ptrdiff_t bytes)
+{
+    size_t now = __atomic_add_fetch(&held, (size_t)bytes, __ATOMIC_RELAXED);
+    if (bytes > 0)
+        raise_peak(&held_peak, now);
 }
 
 void stats_add_purged(size_t bytes) { __atomic_add_fetch(&purged_total, bytes, __ATOMIC_RELAXED); }
@@ -55,6 +66,8 @@ void stats_totals(struct stats_totals *t)
     t->metadata = meta_bytes_mapped() + pagemap_bytes_mapped();
     t->retained_empty = sb_bytes_retained();
     t->purged_total = __atomic_load_n(&purged_total, __ATOMIC_RELAXED);
+    t->held = __atomic_load_n(&held, __ATOMIC_RELAXED);
+    t->held_peak = __atomic_load_n(&held_peak, __ATOMIC_RELAXED);
 }
 
 /* An snprintf that appends and keeps counting past the end. */
@@ -92,6 +105,8 @@ static void report_text(struct out *o, const struct stats_totals *t)
         (unsigned long long)rseq_abort_count());
     put(o, "  zones                 %s\n", zone_active() ? "address-space zones" : "page map only");
     put(o, "  in use                %zu bytes\n", t->in_use);
+    put(o, "  held                  %zu bytes (peak %zu): in use plus caches and central batches\n",
+        t->held, t->held_peak);
     put(o, "  mapped                %zu bytes (peak %zu)\n", t->mapped, t->mapped_peak);
     put(o, "  rss                   %zu bytes (peak %zu)\n", os_rss_current(), os_rss_peak());
     put(o, "  cached                %zu bytes in %u caches, %zu bytes in central batches\n",
@@ -102,6 +117,12 @@ static void report_text(struct out *o, const struct stats_totals *t)
     put(o, "  returned to OS        %zu bytes (cumulative)\n", t->purged_total);
     put(o, "  metadata              %zu bytes\n", t->metadata);
     put(o, "  invalid frees         %llu\n", (unsigned long long)stats_invalid_frees());
+    uint64_t empty[256], full[256];
+    unsigned ids = frontend_misses(empty, full, 256);
+    for (unsigned id = 0; id < ids; id++)
+        if (empty[id] || full[id])
+            put(o, "  cpu cache %-3u         %llu misses empty (refills), %llu misses full (spills)\n", id,
+                (unsigned long long)empty[id], (unsigned long long)full[id]);
     put(o, "  class    size  superblocks   blocks out   central   refills    spills\n");
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct central_class_stats cs;
@@ -118,17 +139,25 @@ static void report_text(struct out *o, const struct stats_totals *t)
 static void report_json(struct out *o, const struct stats_totals *t)
 {
     put(o, "{\"frontend\":\"%s\",\"zones\":%s,\"in_use_bytes\":%zu,\"mapped_bytes\":%zu,"
-           "\"peak_mapped_bytes\":%zu,\"rss_bytes\":%zu,\"rss_peak_bytes\":%zu,\"cached_bytes\":%zu,"
+           "\"peak_mapped_bytes\":%zu,\"held_bytes\":%zu,\"peak_held_bytes\":%zu,\"rss_bytes\":%zu,\"rss_peak_bytes\":%zu,\"cached_bytes\":%zu,"
            "\"caches\":%u,\"central_bytes\":%zu,\"retained_empty_bytes\":%zu,\"large_bytes\":%zu,\"large_blocks\":%zu,"
            "\"large_free_unpurged_bytes\":%zu,\"purged_bytes\":%zu,\"metadata_bytes\":%zu,"
            "\"invalid_frees\":%llu,\"rseq_source\":\"%s\",\"rseq_id\":\"%s\",\"rseq_aborts\":%llu,"
-           "\"classes\":[",
+           "\"cpu_caches\":[",
         alloc_frontend_name(), zone_active() ? "true" : "false", t->in_use, t->mapped, t->mapped_peak,
+        t->held, t->held_peak,
         os_rss_current(), os_rss_peak(), t->cached_bytes, t->caches, t->central_bytes, t->retained_empty,
         t->large_in_use, t->large_spans, t->large_free_dirty, t->purged_total, t->metadata,
         (unsigned long long)stats_invalid_frees(), rseq_source_name(),
         rseq_uses_mm_cid() ? "mm_cid" : "cpu_id", (unsigned long long)rseq_abort_count());
+    uint64_t empty[256], full[256];
+    unsigned ids = frontend_misses(empty, full, 256);
     const char *sep = "";
+    for (unsigned id = 0; id < ids; id++, sep = ",")
+        put(o, "%s{\"id\":%u,\"misses_empty\":%llu,\"misses_full\":%llu}", sep, id,
+            (unsigned long long)empty[id], (unsigned long long)full[id]);
+    put(o, "],\"classes\":[");
+    sep = "";
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct central_class_stats cs;
         central_class_stats(c, &cs);

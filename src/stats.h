@@ -8,6 +8,9 @@
 
 void stats_add_mapped(size_t bytes);
 void stats_add_purged(size_t bytes);
+/* Bytes of blocks handed out of superblocks and large blocks in use (what the
+ * program holds plus what caches hold); negative deltas release. */
+void stats_add_held(ptrdiff_t bytes);
 void stats_count_invalid_free(void);
 uint64_t stats_invalid_frees(void);
 size_t stats_mapped(void);
@@ -21,6 +24,7 @@ struct stats_totals {
     size_t superblocks;
     size_t large_in_use, large_spans, large_free_dirty;
     size_t mapped, mapped_peak, metadata, retained_empty, purged_total;
+    size_t held, held_peak;
 };
 void stats_totals(struct stats_totals *t);
 
