@@ -15,12 +15,11 @@
  * it between caches and the central layer never touches the objects (which
  * are often cold by then). Nodes come from metadata memory, are never
  * unmapped, and are recycled through a shared stack of empty nodes. */
-#define BATCH_MAX 32
 
 struct batch {
     struct batch *next; /* on a stack */
     uint32_t count;
-    void *objects[BATCH_MAX];
+    void *objects[SC_BATCH_MAX];
 };
 
 /* Treiber stack head: low 64 bits the top node, high 64 bits a tag that

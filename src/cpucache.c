@@ -59,7 +59,7 @@ void *cpucache_alloc_slow(unsigned cls)
     if (p)
         return p;
     count_miss(&counters[rseq_current_id() % slab_count].misses_empty);
-    void *batch[64];
+    void *batch[SC_BATCH_MAX];
     unsigned n = sc_info[cls].batch;
     unsigned got = central_alloc(cls, batch, n);
     if (!got)
@@ -100,7 +100,7 @@ void cpucache_free_slow(void *p, unsigned cls)
     count_miss(&counters[rseq_current_id() % slab_count].misses_full);
     if (grow_capacity(cls) && rseq_cache_push(cpucache_base, cpucache_shift, cls, p))
         return;
-    void *batch[64];
+    void *batch[SC_BATCH_MAX];
     unsigned n = sc_info[cls].batch;
     unsigned got = rseq_cache_pop_batch(cpucache_base, cpucache_shift, cls, batch, n);
     if (got)

@@ -24,10 +24,11 @@ void sizeclass_init(void)
         sc->size = (uint32_t)class_size(c);
         sc->blocks = (uint32_t)(SB_SIZE / sc->size);
         sc->recip = (((uint64_t)1 << SC_RECIP_SHIFT) + sc->size - 1) / sc->size;
-        /* A cache holds up to 256 KiB of a class (at least 8, at most 256
-         * objects); batches are a quarter of that, at most 32 objects. */
+        /* A cache may hold up to 256 KiB of a class (at least 8, at most
+         * 256 objects; its capacity grows to that with demand); batches are
+         * a quarter of that, 2 to SC_BATCH_MAX objects. */
         sc->limit = (uint16_t)clamp((unsigned)((256u << 10) / sc->size), 8, 256);
-        sc->batch = (uint16_t)clamp(sc->limit / 4u, 2, 32);
+        sc->batch = (uint16_t)clamp(sc->limit / 4u, 2, SC_BATCH_MAX);
     }
     unsigned cls = 0;
     for (unsigned i = 0; i <= SC_LUT_MAX / 16; i++) {

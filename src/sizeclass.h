@@ -11,6 +11,8 @@
 #define SC_COUNT 72
 #define SMALL_MAX ((size_t)32768)
 #define SC_LUT_MAX 1024
+/* Most objects moved between a cache and the central layer at once. */
+#define SC_BATCH_MAX 32
 /* Superblocks: aligned runs of blocks of one class. */
 #define SB_SHIFT 18
 #define SB_SIZE ((size_t)1 << SB_SHIFT)
