@@ -3,9 +3,7 @@
  * allocator that keeps its metadata out of the blocks need not fault in the
  * pages at all. Reports malloc-free pairs per second. */
 #include "bench_args.h"
-#include "bench_clock.h"
 #include "bench_gate.h"
-#include "bench_layout.h"
 #include "bench_report.h"
 #include "bench_threads.h"
 
@@ -16,10 +14,6 @@
 #include <unistd.h>
 
 #define USAGE "heaptest [-t threads] [-n chunks-per-thread] [-s size] [-b batch]"
-
-struct worker {
-    _Alignas(BENCH_CACHE_LINE) pthread_t thread;
-};
 
 static struct bench_gate gate;
 static long chunks_per_thread = 1000000;
@@ -71,15 +65,7 @@ int main(int argc, char **argv)
     if (optind != argc)
         bench_usage(USAGE);
 
-    struct worker *workers = bench_alloc_lines((size_t)threads, sizeof *workers);
-    bench_gate_init(&gate, (int)threads);
-    for (long t = 0; t < threads; t++)
-        workers[t].thread = bench_thread_start(worker_body, NULL);
-    double start = bench_gate_open_when_ready(&gate);
-    for (long t = 0; t < threads; t++)
-        bench_thread_join(workers[t].thread);
-    double elapsed = bench_now_seconds() - start;
-    free(workers);
+    double elapsed = bench_run_gated(&gate, threads, worker_body);
     double pairs = (double)chunks_per_thread * (double)threads;
     bench_result("heaptest", "threads=%ld chunks_per_thread=%ld size=%ld batch=%ld seconds=%.6f pairs_per_sec=%.1f",
                  threads, chunks_per_thread, chunk_size, batch, elapsed, pairs / elapsed);

@@ -2,9 +2,7 @@
  * tight loop of malloc and immediate free of one fixed size, the
  * "malloc/free pair loop". Reports pairs per second. */
 #include "bench_args.h"
-#include "bench_clock.h"
 #include "bench_gate.h"
-#include "bench_layout.h"
 #include "bench_report.h"
 #include "bench_threads.h"
 
@@ -13,10 +11,6 @@
 #include <unistd.h>
 
 #define USAGE "linux-scalability [-t threads] [-n pairs-per-thread] [-s size]"
-
-struct worker {
-    _Alignas(BENCH_CACHE_LINE) pthread_t thread;
-};
 
 static struct bench_gate gate;
 static long pairs_per_thread = 1000000;
@@ -51,15 +45,7 @@ int main(int argc, char **argv)
     if (optind != argc)
         bench_usage(USAGE);
 
-    struct worker *workers = bench_alloc_lines((size_t)threads, sizeof *workers);
-    bench_gate_init(&gate, (int)threads);
-    for (long t = 0; t < threads; t++)
-        workers[t].thread = bench_thread_start(worker_body, NULL);
-    double start = bench_gate_open_when_ready(&gate);
-    for (long t = 0; t < threads; t++)
-        bench_thread_join(workers[t].thread);
-    double elapsed = bench_now_seconds() - start;
-    free(workers);
+    double elapsed = bench_run_gated(&gate, threads, worker_body);
     double pairs = (double)pairs_per_thread * (double)threads;
     bench_result("linux-scalability", "threads=%ld pairs_per_thread=%ld size=%ld seconds=%.6f pairs_per_sec=%.1f",
                  threads, pairs_per_thread, block_size, elapsed, pairs / elapsed);

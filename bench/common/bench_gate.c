@@ -1,6 +1,9 @@
 #include "bench_gate.h"
 
 #include "bench_clock.h"
+#include "bench_threads.h"
+
+#include <stdlib.h>
 
 void bench_gate_init(struct bench_gate *gate, int expected_workers)
 {
@@ -37,4 +40,20 @@ void bench_gate_destroy(struct bench_gate *gate)
 {
     pthread_cond_destroy(&gate->changed);
     pthread_mutex_destroy(&gate->lock);
+}
+
+double bench_run_gated(struct bench_gate *gate, long threads, void *(*body)(void *))
+{
+    pthread_t *workers = calloc((size_t)threads, sizeof *workers);
+    if (!workers)
+        abort(); /* the benchmark cannot run at all */
+    bench_gate_init(gate, (int)threads);
+    for (long t = 0; t < threads; t++)
+        workers[t] = bench_thread_start(body, NULL);
+    double start = bench_gate_open_when_ready(gate);
+    for (long t = 0; t < threads; t++)
+        bench_thread_join(workers[t]);
+    double elapsed = bench_now_seconds() - start;
+    free(workers);
+    return elapsed;
 }

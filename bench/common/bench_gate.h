@@ -27,4 +27,8 @@ double bench_gate_open_when_ready(struct bench_gate *gate);
 
 void bench_gate_destroy(struct bench_gate *gate);
 
+/* Runs `threads` workers body(NULL) that each pass `gate` first; returns the
+ * seconds from the opening until the last one finished. */
+double bench_run_gated(struct bench_gate *gate, long threads, void *(*body)(void *));
+
 #endif
