@@ -99,43 +99,48 @@ void *alloc_malloc_slow(size_t size)
     return large_malloc(size, OS_PAGE_SIZE, NULL);
 }
 
-/* A block of a superblock found through the page map: its class, or -1 when
- * addr is not the start of a block. */
-static int pagemap_block_class(struct superblock *sb, uintptr_t addr)
+/* Where an address lies: in a small block (cls), in a large block (span),
+ * or in nothing corealloc handed out (start 0). The one classification every
+ * slow path and query shares. */
+struct location {
+    uintptr_t start; /* first byte of the block containing the address */
+    size_t size;     /* its usable size */
+    struct span *span;
+    unsigned cls;
+};
+
+static struct location locate(uintptr_t addr)
 {
-    uintptr_t offset = addr - sb->start;
-    uint64_t index = sc_block_index(sb->cls, offset);
-    if (index * sc_info[sb->cls].size != offset || index >= sb->carved)
-        return -1;
-    return sb->cls;
+    struct location loc = {0};
+    struct superblock *sb = sb_of(addr);
+    if (sb) {
+        uint64_t index = sc_block_index(sb->cls, addr - sb->start);
+        if (index < sb->carved && index < sc_info[sb->cls].blocks) {
+            loc.cls = sb->cls;
+            loc.size = sc_info[sb->cls].size;
+            loc.start = sb->start + index * loc.size;
+        }
+        return loc;
+    }
+    loc.span = large_span_of(addr);
+    if (loc.span) {
+        loc.start = large_span_start(loc.span);
+        loc.size = large_span_size(loc.span);
+    }
+    return loc;
 }
 
 static void free_elsewhere(void *p, const char *call)
 {
-    uintptr_t addr = (uintptr_t)p;
-    unsigned zone_cls;
-    if (zone_class_of(addr, &zone_cls)) {
+    struct location loc = locate((uintptr_t)p);
+    if (!loc.start)
+        diag_invalid_pointer(call, p, "not allocated by corealloc");
+    else if (loc.start != (uintptr_t)p)
         diag_invalid_pointer(call, p, "not the start of a block");
-        return;
-    }
-    struct superblock *sb = sb_of(addr);
-    if (sb) {
-        int cls = pagemap_block_class(sb, addr);
-        if (cls >= 0)
-            small_free(p, (unsigned)cls);
-        else
-            diag_invalid_pointer(call, p, "not the start of a block");
-        return;
-    }
-    struct span *s = large_span_of(addr);
-    if (s) {
-        if (large_span_start(s) == addr)
-            large_free(s);
-        else
-            diag_invalid_pointer(call, p, "not the start of a block");
-        return;
-    }
-    diag_invalid_pointer(call, p, "not allocated by corealloc");
+    else if (loc.span)
+        large_free(loc.span);
+    else
+        small_free(p, loc.cls);
 }
 
 void alloc_free_slow(void *p)
@@ -167,28 +172,16 @@ void *alloc_calloc(size_t count, size_t size)
     return p;
 }
 
-/* Usable size of a block given by its start; 0 (after a report naming
- * `call`) when p is not one of ours. */
-static size_t block_size_checked(const void *p, const char *call)
+/* The block p starts; a location with start 0 (after a report naming
+ * `call`, when given) when p is not the start of a block of ours. */
+static struct location locate_block(const void *p, const char *call)
 {
-    uintptr_t addr = (uintptr_t)p;
-    unsigned cls;
-    if (zone_class_of(addr, &cls)) {
-        uint64_t index = sc_block_index(cls, addr & (SB_SIZE - 1));
-        if (index * sc_info[cls].size == (addr & (SB_SIZE - 1)) && index < sc_info[cls].blocks)
-            return sc_info[cls].size;
-    } else if (sb_of(addr)) {
-        int c = pagemap_block_class(sb_of(addr), addr);
-        if (c >= 0)
-            return sc_info[c].size;
-    } else {
-        struct span *s = large_span_of(addr);
-        if (s && large_span_start(s) == addr)
-            return large_span_size(s);
-    }
+    struct location loc = locate((uintptr_t)p);
+    if (loc.start == (uintptr_t)p)
+        return loc;
     if (call)
         diag_invalid_pointer(call, p, "not the start of a block allocated by corealloc");
-    return 0;
+    return (struct location){0};
 }
 
 void *alloc_realloc(void *p, size_t size)
@@ -200,16 +193,17 @@ void *alloc_realloc(void *p, size_t size)
         return NULL;
     }
     alloc_ensure_init();
-    size_t old = block_size_checked(p, "realloc");
-    if (!old) {
+    struct location loc = locate_block(p, "realloc");
+    size_t old = loc.size;
+    if (!loc.start) {
         errno = EINVAL;
         return NULL;
     }
-    if (old <= SMALL_MAX) {
+    if (!loc.span) {
         if (size <= old && size >= old / 2)
             return p; /* shrinking a little is not worth a copy */
     } else if (size > SMALL_MAX) {
-        void *q = large_resize(large_span_of((uintptr_t)p), size);
+        void *q = large_resize(loc.span, size);
         if (q)
             return q;
     }
@@ -243,39 +237,19 @@ size_t alloc_usable_size(const void *p)
     if (!p)
         return 0;
     alloc_ensure_init();
-    return block_size_checked(p, NULL);
-}
-
-/* Start of the block containing any address inside it, or 0. */
-static uintptr_t containing_block(uintptr_t addr, size_t *size)
-{
-    struct superblock *sb = sb_of(addr);
-    if (sb) {
-        uint64_t index = sc_block_index(sb->cls, addr - sb->start);
-        if (index >= sb->carved || index >= sc_info[sb->cls].blocks)
-            return 0;
-        *size = sc_info[sb->cls].size;
-        return sb->start + index * sc_info[sb->cls].size;
-    }
-    struct span *s = large_span_of(addr);
-    if (!s)
-        return 0;
-    *size = large_span_size(s);
-    return large_span_start(s);
+    return locate_block(p, NULL).size;
 }
 
 void *alloc_object_start(const void *p)
 {
     alloc_ensure_init();
-    size_t size;
-    return (void *)containing_block((uintptr_t)p, &size);
+    return (void *)locate((uintptr_t)p).start;
 }
 
 size_t alloc_object_size(const void *p)
 {
     alloc_ensure_init();
-    size_t size = 0;
-    return containing_block((uintptr_t)p, &size) ? size : 0;
+    return locate((uintptr_t)p).size;
 }
 
 size_t alloc_trim(void)

@@ -28,13 +28,18 @@ void sb_init(void)
     lock_register_for_fork(&chunk_lock);
 }
 
+/* The descriptor slot of the zone superblock holding addr (used or not). */
+static struct superblock *zone_descriptor(unsigned cls, uintptr_t addr)
+{
+    uintptr_t base = zone_base(cls);
+    return (struct superblock *)(base + ((addr - base) >> SB_SHIFT) * sizeof(struct superblock));
+}
+
 struct superblock *sb_of(uintptr_t addr)
 {
     unsigned cls;
     if (zone_class_of(addr, &cls)) {
-        uintptr_t base = zone_base(cls);
-        struct superblock *sb =
-            (struct superblock *)(base + ((addr - base) >> SB_SHIFT) * sizeof(struct superblock));
+        struct superblock *sb = zone_descriptor(cls, addr);
         return sb->start ? sb : NULL; /* never-used superblocks have no start */
     }
     uintptr_t entry = pagemap_get(addr);
@@ -114,8 +119,7 @@ struct superblock *sb_acquire(unsigned cls)
     }
     uintptr_t start = zone_take_superblock(cls);
     if (start) {
-        uintptr_t base = zone_base(cls);
-        sb = (struct superblock *)(base + ((start - base) >> SB_SHIFT) * sizeof *sb);
+        sb = zone_descriptor(cls, start);
         sb->start = start;
         sb->bitmap = zone_superblock_bitmap(cls, start);
         sb->zoned = 1;

@@ -1,6 +1,5 @@
 #include "zone.h"
 
-#include "lock.h"
 #include "os.h"
 #include "superblock.h"
 
@@ -21,13 +20,11 @@ uintptr_t zone_region_base = ZONE_NO_REGION;
 static uintptr_t next_superblock[SC_COUNT]; /* index within the zone */
 static uintptr_t committed_superblocks[SC_COUNT];
 static uintptr_t large_next, large_end;
-static lock_t large_space_lock = LOCK_INIT;
 
 _Static_assert((DESCRIPTOR_AREA + BITMAP_AREA) % SB_SIZE == 0, "superblocks stay aligned");
 
 bool zone_init(bool enabled)
 {
-    lock_register_for_fork(&large_space_lock);
     if (!enabled || os_under_valgrind())
         return false;
     void *region = os_reserve(REGION_SIZE, REGION_HINT);
@@ -90,12 +87,10 @@ bool zone_take_large(size_t size, uintptr_t *start)
 {
     if (!zone_active())
         return false;
-    lock_acquire(&large_space_lock);
     bool ok = large_end - large_next >= size && os_commit((void *)large_next, size);
     if (ok) {
         *start = large_next;
         large_next += size;
     }
-    lock_release(&large_space_lock);
     return ok;
 }

@@ -47,7 +47,8 @@ uintptr_t zone_take_superblock(unsigned cls);
 /* Where the bitmap of the zone superblock at start lives. */
 uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start);
 /* Address space for large spans inside the region: [start, start + size).
- * Returns false when the large zone is exhausted (or absent). */
+ * Returns false when the large zone is exhausted (or absent). Caller holds
+ * the page heap's lock, which serialises every taker. */
 bool zone_take_large(size_t size, uintptr_t *start);
 
 #endif
