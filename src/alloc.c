@@ -9,12 +9,14 @@
 #include "cache.h"
 #include "central.h"
 #include "diag.h"
+#include "footprint.h"
 #include "large.h"
 #include "lock.h"
 #include "meta.h"
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
+#include "purger.h"
 #include "superblock.h"
 
 enum { INIT_NONE, INIT_RUNNING, INIT_DONE };
@@ -28,12 +30,15 @@ static void fork_child(void)
 #if !defined(COREALLOC_ABLATION)
     tcache_fork_child();
 #endif
+    purger_fork_child();
 }
 
 /* Everything here must work without malloc: it runs inside the first call. */
 static void init_layers(void)
 {
     options_init();
+    footprint_init();
+    os_set_huge_pages_default(opt.thp == THP_ALWAYS);
     sizeclass_init();
     cache_layout_init();
     sb_set_retain_limit(opt.retain_bytes);
@@ -64,10 +69,19 @@ void alloc_ensure_init(void)
         sched_yield();
 }
 
+/* At a memory limit, free memory held back may make room: returns whether
+ * trimming released any, so one more try is worth it. */
+static bool make_room(void)
+{
+    return footprint_limited() && alloc_trim() > 0;
+}
+
 static void *small_alloc(unsigned cls)
 {
     void *p = frontend_try_alloc(cls);
     if (!p)
+        p = frontend_alloc_slow(cls);
+    if (!p && make_room())
         p = frontend_alloc_slow(cls);
     if (!p)
         errno = ENOMEM;
@@ -84,6 +98,8 @@ static void *large_malloc(size_t size, size_t alignment, bool *zeroed)
 {
     bool fresh = false;
     void *p = size <= PTRDIFF_MAX ? large_alloc(size, alignment, &fresh) : NULL;
+    if (!p && size <= PTRDIFF_MAX && make_room())
+        p = large_alloc(size, alignment, &fresh);
     if (!p)
         errno = ENOMEM;
     if (zeroed)
@@ -257,7 +273,7 @@ size_t alloc_trim(void)
     alloc_ensure_init();
     frontend_drain();
     /* Superblocks emptied by this very trim count too: no age limit. */
-    return central_trim(UINT64_MAX) + large_trim(UINT64_MAX);
+    return central_trim() + large_trim(UINT64_MAX, OS_PURGE_DONTNEED);
 }
 
 const char *alloc_frontend_name(void)

@@ -23,7 +23,7 @@ EXPORT struct mallinfo2 mallinfo2(void)
     mi.uordblks = t.in_use;
     mi.fordblks = t.mapped > t.in_use ? t.mapped - t.in_use : 0;
     mi.fsmblks = t.cached_bytes;
-    mi.keepcost = t.retained_empty + t.large_free_dirty;
+    mi.keepcost = t.retained_empty + t.large_free_resident;
     mi.usmblks = t.mapped_peak;
     return mi;
 }
@@ -76,7 +76,7 @@ EXPORT int malloc_info(int options, FILE *fp)
             "</heap>\n"
             "</malloc>\n",
             t.in_use, t.caches, t.cached_bytes, t.large_spans, t.large_in_use,
-            t.retained_empty + t.large_free_dirty, t.mapped, t.mapped_peak, t.purged_total);
+            t.retained_empty + t.large_free_resident, t.mapped, t.mapped_peak, t.purged_total);
     return 0;
 }
 

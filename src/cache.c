@@ -1,6 +1,7 @@
 #include "cache.h"
 
 #include "central.h"
+#include "options.h"
 
 static uint16_t class_begin[SC_COUNT];
 static unsigned slab_shift;
@@ -31,12 +32,18 @@ void cache_slab_format(void **slab)
     }
 }
 
-void *cache_refill_pop(void **slab, unsigned cls)
+void *cache_refill_pop(void **slab, unsigned cls, size_t budget)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
     if (h->top > h->begin) /* filled meanwhile, e.g. by a nested allocation */
         return slab[--h->top];
-    unsigned got = central_alloc(cls, &slab[h->top], sc_info[cls].batch);
+    /* A small budget (many threads sharing one) takes small refills: at
+     * most an eighth of it per class. */
+    unsigned n = sc_info[cls].batch;
+    size_t most = budget / 8 / sc_info[cls].size;
+    if (most < n)
+        n = most ? (unsigned)most : 1;
+    unsigned got = central_alloc(cls, &slab[h->top], n);
     if (!got)
         return NULL;
     h->top = (uint16_t)(h->top + got - 1);
@@ -46,16 +53,34 @@ void *cache_refill_pop(void **slab, unsigned cls)
 void cache_spill_push(void **slab, unsigned cls, void *p, size_t budget)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
-    unsigned batch = sc_info[cls].batch;
+    unsigned batch = sc_info[cls].batch, size = sc_info[cls].size;
     if (h->top >= h->end) {
-        /* Demand lets the stack grow by a batch, within the slab's budget. */
-        if (h->end < h->limit &&
-            cache_slab_bytes_held(slab) + (size_t)batch * sc_info[cls].size <= budget) {
+        size_t held = cache_slab_bytes_held(slab);
+        unsigned capacity = h->end - h->begin;
+        if (h->end < h->limit && !opt.tight && held + (size_t)batch * size <= budget) {
+            /* Demand lets the stack grow by a batch, within the budget. */
             unsigned end = h->end + batch;
             h->end = (uint16_t)(end < h->limit ? end : h->limit);
         } else {
-            central_free(cls, &slab[h->top - batch], batch);
-            h->top = (uint16_t)(h->top - batch);
+            /* Over the budget (a share that shrinks as threads multiply),
+             * the stack shrinks to an eighth of it, possibly to nothing;
+             * otherwise spilling a batch makes room. */
+            unsigned keep = capacity > batch ? capacity - batch : 0;
+            if (held > budget && budget / 8 / size < capacity) {
+                capacity = (unsigned)(budget / 8 / size);
+                keep = capacity ? capacity - 1 : 0;
+            }
+            while (cache_count(slab, cls) > keep) {
+                unsigned n = cache_count(slab, cls) - keep;
+                n = n < batch ? n : batch;
+                central_free(cls, &slab[h->top - n], n);
+                h->top = (uint16_t)(h->top - n);
+            }
+            h->end = (uint16_t)(h->begin + capacity);
+            if (!capacity) {
+                central_free(cls, &p, 1);
+                return;
+            }
         }
     }
     slab[h->top++] = p;

@@ -47,10 +47,11 @@ static inline unsigned cache_count(void **slab, unsigned cls)
     return h->top > h->begin ? (unsigned)(h->top - h->begin) : 0;
 }
 
-/* Slow paths of a single-owner slab: refill an empty stack from the central
- * layer and pop (NULL when out of memory); make room (grow the capacity
- * while the slab holds less than budget bytes, else spill a batch) and push. */
-void *cache_refill_pop(void **slab, unsigned cls);
+/* Slow paths of a single-owner slab holding about budget bytes at most:
+ * refill an empty stack from the central layer and pop (NULL when out of
+ * memory); make room (grow the capacity while the slab holds less than
+ * budget bytes, else spill a batch) and push. */
+void *cache_refill_pop(void **slab, unsigned cls, size_t budget);
 void cache_spill_push(void **slab, unsigned cls, void *p, size_t budget);
 
 /* Returns every object the slab holds to the central layer. Single owner. */

@@ -6,7 +6,9 @@
 
 #include "lock.h"
 #include "meta.h"
+#include "options.h"
 #include "os.h"
+#include "purger.h"
 #include "sizeclass.h"
 #include "stats.h"
 #include "superblock.h"
@@ -135,17 +137,25 @@ static bool return_to_superblock(struct central *ce, void *p)
         return true;
     }
     if (sb->list != SB_LIST_PARTIAL) {
+        /* Tight mode keeps the list in address order, so blocks are taken
+         * from the lowest partial superblock first. */
+        struct superblock *after = NULL;
+        if (opt.tight)
+            for (struct superblock *q = ce->partial; q && q->start < sb->start; q = q->next)
+                after = q;
         sb->list = SB_LIST_PARTIAL;
-        sb->prev = NULL;
-        sb->next = ce->partial;
-        if (ce->partial)
-            ce->partial->prev = sb;
-        ce->partial = sb;
+        sb->prev = after;
+        sb->next = after ? after->next : ce->partial;
+        if (sb->next)
+            sb->next->prev = sb;
+        if (after)
+            after->next = sb;
+        else
+            ce->partial = sb;
     }
     return true;
 }
 
-/* Empties a batch into its superblocks and recycles the node. Lock held. */
 /* Returns objects to their superblocks and the statistics. Lock held. */
 static void return_objects(struct central *ce, unsigned cls, void *const *objs, unsigned n)
 {
@@ -155,6 +165,7 @@ static void return_objects(struct central *ce, unsigned cls, void *const *objs, 
     stats_add_held(-(ptrdiff_t)(returned * sc_info[cls].size));
 }
 
+/* Empties a batch into its superblocks and recycles the node. Lock held. */
 static void return_batch(struct central *ce, unsigned cls, struct batch *b)
 {
     return_objects(ce, cls, b->objects, b->count);
@@ -182,7 +193,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
         if (!sb) {
             sb = sb_acquire(cls);
             if (!sb)
-                break;
+                break; /* out of memory, or at the limit */
             ce->superblocks++;
             sb->list = SB_LIST_PARTIAL;
             sb->prev = NULL;
@@ -205,51 +216,71 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     return got;
 }
 
+/* Too much parked centrally: whoever finds the lock free takes some batches
+ * back to their superblocks, so those can empty. */
+static void shed_batches(struct central *ce, unsigned cls)
+{
+    if (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) <= max_batches(cls) || !lock_try(&ce->lock))
+        return;
+    unsigned keep = max_batches(cls) / 2;
+    while (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) > keep) {
+        struct batch *old = stack_pop(&ce->full);
+        if (!old)
+            break;
+        __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
+        return_batch(ce, cls, old);
+    }
+    lock_release(&ce->lock);
+}
+
 void central_free(unsigned cls, void *const *objs, unsigned n)
 {
     struct central *ce = &classes[cls];
     __atomic_fetch_add(&ce->spills, 1, __ATOMIC_RELAXED);
-    struct batch *b = n == sc_info[cls].batch ? node_get() : NULL;
+    /* Tight mode parks nothing: free blocks are in their superblocks, where
+     * the lowest-address-first order can find them. */
+    struct batch *b = n == sc_info[cls].batch && !opt.tight ? node_get() : NULL;
     if (b) {
         memcpy(b->objects, objs, n * sizeof(void *));
         b->count = n;
         stack_push(&ce->full, b);
         __atomic_fetch_add(&ce->batches, 1, __ATOMIC_RELAXED);
-        /* Too much parked centrally: whoever finds the lock free takes some
-         * batches back to their superblocks, so they can empty. */
-        if (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) <= max_batches(cls) ||
-            !lock_try(&ce->lock))
-            return;
-        unsigned keep = max_batches(cls) / 2;
-        while (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) > keep) {
-            struct batch *old = stack_pop(&ce->full);
-            if (!old)
-                break;
-            __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
-            return_batch(ce, cls, old);
-        }
+        shed_batches(ce, cls);
+    } else {
+        lock_acquire(&ce->lock);
+        return_objects(ce, cls, objs, n);
         lock_release(&ce->lock);
-        return;
     }
-    lock_acquire(&ce->lock);
-    return_objects(ce, cls, objs, n);
-    lock_release(&ce->lock);
+    purger_kick();
 }
 
-size_t central_trim(uint64_t older_than_ns)
+size_t central_trim_class(unsigned cls, bool drain_batches, uint64_t older_than_ns,
+                          enum os_purge_kind kind)
 {
-    size_t released = 0;
-    for (unsigned c = 0; c < SC_COUNT; c++) {
-        struct central *ce = &classes[c];
-        lock_acquire(&ce->lock);
+    struct central *ce = &classes[cls];
+    lock_acquire(&ce->lock);
+    if (drain_batches)
         for (struct batch *b; (b = stack_pop(&ce->full));) {
             __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
-            return_batch(ce, c, b);
+            return_batch(ce, cls, b);
         }
-        released += sb_purge_class_empties(c, older_than_ns);
-        lock_release(&ce->lock);
-    }
+    size_t released = sb_purge_class_empties(cls, older_than_ns, kind);
+    lock_release(&ce->lock);
     return released;
+}
+
+size_t central_trim(void)
+{
+    size_t released = 0;
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        released += central_trim_class(c, true, UINT64_MAX, OS_PURGE_DONTNEED);
+    return released;
+}
+
+uint64_t central_activity(unsigned cls)
+{
+    return __atomic_load_n(&classes[cls].refills, __ATOMIC_RELAXED) +
+           __atomic_load_n(&classes[cls].spills, __ATOMIC_RELAXED);
 }
 
 void central_class_stats(unsigned cls, struct central_class_stats *out)

@@ -5,8 +5,11 @@
 #ifndef COREALLOC_CENTRAL_H
 #define COREALLOC_CENTRAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "os.h"
 
 void central_init(void);
 /* Fills out[0..n) with up to n free objects of cls; returns how many (0 only
@@ -14,9 +17,15 @@ void central_init(void);
 unsigned central_alloc(unsigned cls, void **out, unsigned n);
 /* Takes back n objects of cls. Non-blocking when n is the class batch. */
 void central_free(unsigned cls, void *const *objs, unsigned n);
-/* Returns every batch held centrally to its superblocks and purges empty
- * superblocks emptied before older_than_ns. Returns bytes released. */
-size_t central_trim(uint64_t older_than_ns);
+/* Purges the class's empty superblocks emptied before older_than_ns, after
+ * returning its central batches to their superblocks when drain_batches.
+ * Returns bytes released. */
+size_t central_trim_class(unsigned cls, bool drain_batches, uint64_t older_than_ns,
+                          enum os_purge_kind kind);
+/* Every class drained, every empty superblock purged (MADV_DONTNEED). */
+size_t central_trim(void);
+/* Batch transfers of the class so far: unchanged means no traffic. */
+uint64_t central_activity(unsigned cls);
 
 struct central_class_stats {
     uint64_t superblocks;      /* superblocks currently formatted for the class */

@@ -4,6 +4,7 @@
 #include "central.h"
 #include "lock.h"
 #include "meta.h"
+#include "options.h"
 #include "os.h"
 #include "sizeclass.h"
 
@@ -78,7 +79,7 @@ void *cpucache_alloc_slow(unsigned cls)
  * waits. Returns whether there is more room now. */
 static bool grow_capacity(unsigned cls)
 {
-    if (!lock_try(&drain_lock))
+    if (opt.tight || !lock_try(&drain_lock)) /* tight: blocks wait in superblocks */
         return false;
     void **slab = (void **)(cpucache_base + ((uintptr_t)rseq_current_id() << cpucache_shift));
     struct cache_hdr *h = cache_hdr(slab, cls);
@@ -148,6 +149,20 @@ size_t cpucache_drain_all(void)
     lock_acquire(&drain_lock);
     for (unsigned id = 0; id < slab_count; id++)
         bytes += drain_slab((void **)(base + ((uintptr_t)id << cpucache_shift)), id);
+    lock_release(&drain_lock);
+    return bytes;
+}
+
+size_t cpucache_drain_id(unsigned id)
+{
+    uintptr_t base = __atomic_load_n(&cpucache_base, __ATOMIC_ACQUIRE);
+    if (!base || id >= slab_count)
+        return 0;
+    void **slab = (void **)(base + ((uintptr_t)id << cpucache_shift));
+    if (!cache_slab_bytes_held(slab)) /* nothing to take: spare the fence */
+        return 0;
+    lock_acquire(&drain_lock);
+    size_t bytes = drain_slab(slab, id);
     lock_release(&drain_lock);
     return bytes;
 }

@@ -33,6 +33,8 @@ void cpucache_free_slow(void *p, unsigned cls);
 /* Empties every CPU's slab into the central layer, safely against the
  * owners (membarrier fence). Returns the bytes moved. */
 size_t cpucache_drain_all(void);
+/* The same for one id's slab (nothing, and no fence, when it is empty). */
+size_t cpucache_drain_id(unsigned id);
 /* Slow-path entries per id, from an empty cache and a full one, for the
  * first max_ids ids. Returns how many ids were filled in. */
 unsigned cpucache_misses(uint64_t *empty, uint64_t *full, unsigned max_ids);

@@ -7,6 +7,11 @@
 void frontend_init(void) { lockedcache_init(); }
 const char *frontend_name(void) { return lockedcache_name(); }
 void frontend_drain(void) { lockedcache_drain_all(); }
+size_t frontend_drain_id(unsigned id)
+{
+    (void)id; /* no ids: frontend_misses reports none */
+    return 0;
+}
 size_t frontend_bytes_held(unsigned *caches) { return lockedcache_bytes_held(caches); }
 unsigned frontend_misses(uint64_t *empty, uint64_t *full, unsigned max_ids)
 {
@@ -32,6 +37,11 @@ void frontend_drain(void)
 {
     tcache_flush_current(); /* other threads' caches empty when they exit */
     cpucache_drain_all();
+}
+
+size_t frontend_drain_id(unsigned id)
+{
+    return cpucache_drain_id(id);
 }
 
 size_t frontend_bytes_held(unsigned *caches)

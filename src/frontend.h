@@ -21,6 +21,8 @@ void frontend_init(void);
 const char *frontend_name(void);
 /* Empties what caches can be emptied from here into the central layer. */
 void frontend_drain(void);
+/* Empties the cache of one id (of frontend_misses) into the central layer. */
+size_t frontend_drain_id(unsigned id);
 /* Bytes held in caches (approximate) and how many caches there are. */
 size_t frontend_bytes_held(unsigned *caches);
 /* Per-CPU cache misses (empty, full) for up to max_ids ids; returns the

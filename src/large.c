@@ -1,6 +1,7 @@
 #include "large.h"
 
 #include "debug.h"
+#include "footprint.h"
 #include <string.h>
 
 #include "lock.h"
@@ -8,6 +9,7 @@
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
+#include "purger.h"
 #include "stats.h"
 #include "zone.h"
 
@@ -19,9 +21,15 @@ struct span {
     struct span *next, *prev; /* free bin list */
     uintptr_t start;
     size_t pages;
-    size_t dirty;    /* of a free span: bytes that may be resident (an upper bound) */
+    /* Of a free span. dirty: bytes that may not read as zero, an upper bound
+     * (where in a span they lie is not known, so a split gives each part as
+     * many as it can hold). resident and lazy: bytes counted resident, and
+     * bytes freed with MADV_FREE; split so the parts sum to the whole, as
+     * the footprint accounting needs. */
+    size_t dirty, resident, lazy;
     uint64_t freed_ns;
     uint8_t in_use;
+    uint8_t huge_pages; /* in use, with transparent huge pages asked for */
     uint8_t in_bin; /* free and findable: the only spans a neighbour may merge with */
 };
 
@@ -57,8 +65,9 @@ static void bin_insert(struct span *s)
     bins[b] = s;
     nonempty[b / 64] |= (uint64_t)1 << (b % 64);
     s->in_bin = 1;
-    st.bytes_free_dirty += s->dirty;
-    st.bytes_free_clean += span_bytes(s) - s->dirty;
+    st.bytes_free_resident += s->resident;
+    st.bytes_free_lazy += s->lazy;
+    st.bytes_free_released += span_bytes(s) - s->resident - s->lazy;
 }
 
 static void bin_remove(struct span *s)
@@ -74,8 +83,46 @@ static void bin_remove(struct span *s)
     if (!bins[b])
         nonempty[b / 64] &= ~((uint64_t)1 << (b % 64));
     s->in_bin = 0;
-    st.bytes_free_dirty -= s->dirty;
-    st.bytes_free_clean -= span_bytes(s) - s->dirty;
+    st.bytes_free_resident -= s->resident;
+    st.bytes_free_lazy -= s->lazy;
+    st.bytes_free_released -= span_bytes(s) - s->resident - s->lazy;
+}
+
+/* Gives the resident pages of free span s (out of its bin) back to the OS;
+ * with OS_PURGE_DONTNEED, the lazily freed ones too. Returns bytes. */
+static size_t purge_span(struct span *s, enum os_purge_kind kind)
+{
+    size_t released = s->resident + (kind == OS_PURGE_DONTNEED ? s->lazy : 0);
+    if (!released)
+        return 0;
+    os_purge((void *)s->start, span_bytes(s), kind);
+    stats_add_purged(released);
+    footprint_uncharge(s->resident);
+    if (kind == OS_PURGE_FREE) {
+        footprint_add_lazy((ptrdiff_t)s->resident);
+        s->lazy += s->resident; /* contents may survive: dirty stays */
+    } else {
+        footprint_add_lazy(-(ptrdiff_t)s->lazy);
+        s->lazy = 0;
+        s->dirty = 0;
+    }
+    s->resident = 0;
+    return released;
+}
+
+/* Shares the accounting of a free span between front (already cut to its
+ * size) and rest, both out of the bin. */
+static void split_accounting(struct span *front, struct span *rest)
+{
+    size_t resident = front->resident, lazy = front->lazy;
+    front->resident = resident < span_bytes(front) ? resident : span_bytes(front);
+    front->lazy = lazy < span_bytes(front) - front->resident ? lazy : span_bytes(front) - front->resident;
+    rest->resident = resident - front->resident;
+    rest->lazy = lazy - front->lazy;
+    rest->dirty = front->dirty < span_bytes(rest) ? front->dirty : span_bytes(rest);
+    if (front->dirty > span_bytes(front))
+        front->dirty = span_bytes(front);
+    rest->freed_ns = front->freed_ns;
 }
 
 /* Free spans are findable by their first and last pages (for coalescing);
@@ -100,10 +147,8 @@ static struct span *span_at(uintptr_t addr)
 static struct span *new_span(uintptr_t start, size_t pages)
 {
     struct span *s = meta_alloc(sizeof *s);
-    if (s) {
-        s->start = start;
-        s->pages = pages;
-    }
+    if (s)
+        *s = (struct span){.start = start, .pages = pages};
     return s;
 }
 
@@ -111,34 +156,53 @@ static struct span *new_span(uintptr_t start, size_t pages)
 static void release(struct span *s)
 {
     s->in_use = 0;
-    if (s->dirty > span_bytes(s))
-        s->dirty = span_bytes(s);
     s->freed_ns = os_monotonic_ns();
     struct span *before = s->start ? span_at(s->start - 1) : NULL;
     if (before && before->in_bin && span_end(before) == s->start) {
         bin_remove(before);
         before->pages += s->pages;
         before->dirty += s->dirty;
+        before->resident += s->resident;
+        before->lazy += s->lazy;
+        before->freed_ns = s->freed_ns;
         meta_free(s, sizeof *s);
         s = before;
-        s->freed_ns = os_monotonic_ns();
     }
     struct span *after = span_at(span_end(s));
     if (after && after->in_bin && after->start == span_end(s)) {
         bin_remove(after);
         s->pages += after->pages;
         s->dirty += after->dirty;
+        s->resident += after->resident;
+        s->lazy += after->lazy;
         meta_free(after, sizeof *after);
     }
-    /* Huge blocks, and anything past the retained budget, go back now. */
-    if (s->dirty && (span_bytes(s) >= opt.huge_threshold ||
-                     st.bytes_free_dirty + s->dirty > opt.retain_bytes)) {
-        os_purge((void *)s->start, span_bytes(s), opt_purge_kind());
-        stats_add_purged(s->dirty);
-        s->dirty = 0;
-    }
+    /* Huge blocks, anything past the retained budget, and everything when
+     * there is no delay (or the limits are near) go back now. */
+    if (s->resident && (span_bytes(s) >= opt.huge_threshold ||
+                        st.bytes_free_resident + s->resident > opt.retain_bytes || purger_immediate()))
+        purge_span(s, opt_purge_kind());
     map_span(s); /* boundary entries of a free span cannot fail: pages were mapped */
     bin_insert(s);
+}
+
+/* Huge pages were asked for a block: undo it on the range leaving it. */
+static void drop_huge_pages(struct span *s, uintptr_t start, size_t bytes)
+{
+    if (s->huge_pages)
+        os_advise_huge_pages((void *)start, bytes, false);
+}
+
+/* Makes free span s (out of its bin) a block in use: all of it resident.
+ * False, with s unchanged, at the memory limit. */
+static bool make_resident(struct span *s)
+{
+    if (!footprint_charge(span_bytes(s) - s->resident))
+        return false;
+    footprint_add_lazy(-(ptrdiff_t)s->lazy);
+    s->resident = span_bytes(s);
+    s->lazy = 0;
+    return true;
 }
 
 /* Splits pages off the front of free span s (already out of its bin) and
@@ -150,14 +214,9 @@ static struct span *split_front(struct span *s, size_t pages)
     struct span *rest = new_span(s->start + (pages << OS_PAGE_SHIFT), s->pages - pages);
     if (!rest)
         return NULL;
-    /* Where in a span its dirty bytes lie is not known: each part counts as
-     * dirty as it can be (release() clamps to the size), never less. */
-    rest->dirty = s->dirty;
     s->pages = pages;
-    if (s->dirty > span_bytes(s))
-        s->dirty = span_bytes(s);
+    split_accounting(s, rest);
     rest->in_use = 0;
-    rest->freed_ns = s->freed_ns;
     map_span(rest);
     bin_insert(rest);
     return s;
@@ -197,7 +256,6 @@ static bool grow(size_t bytes)
     struct span *s = new_span(start, bytes >> OS_PAGE_SHIFT);
     if (!s || !map_span(s))
         return false;
-    s->freed_ns = os_monotonic_ns();
     release(s);
     return true;
 }
@@ -234,23 +292,29 @@ void *large_alloc(size_t size, size_t align, bool *zeroed)
                 lock_release(&heap_lock);
                 return NULL;
             }
-            body->dirty = s->dirty; /* conservative: dirtiness is not tracked per page */
             s->pages = lead;
+            split_accounting(s, body);
             release(s);
             s = body;
         }
         if (s->pages > pages) {
             struct span *tail = new_span(s->start + (pages << OS_PAGE_SHIFT), s->pages - pages);
             if (tail) {
-                tail->dirty = s->dirty;
                 s->pages = pages;
+                split_accounting(s, tail);
                 release(tail);
             }
         }
     }
+    if (s && !make_resident(s)) {
+        release(s);
+        s = NULL;
+    }
     if (!s || (s->in_use = 1, !map_span(s))) {
-        if (s)
+        if (s) {
+            s->dirty = span_bytes(s);
             release(s);
+        }
         lock_release(&heap_lock);
         return NULL;
     }
@@ -258,6 +322,10 @@ void *large_alloc(size_t size, size_t align, bool *zeroed)
     s->dirty = 0;
     st.spans_in_use++;
     st.bytes_in_use += span_bytes(s);
+    if (span_bytes(s) >= opt.huge_threshold && opt.thp == THP_LARGE) {
+        s->huge_pages = 1;
+        os_advise_huge_pages((void *)s->start, span_bytes(s), true);
+    }
     lock_release(&heap_lock);
     stats_add_held((ptrdiff_t)span_bytes(s));
     return (void *)s->start;
@@ -275,30 +343,40 @@ size_t large_span_size(const struct span *s) { return span_bytes(s); }
 void large_free(struct span *s)
 {
     lock_acquire(&heap_lock);
+    /* Back to small pages before the range can be reused for small spans. */
+    drop_huge_pages(s, s->start, span_bytes(s));
+    s->huge_pages = 0;
     st.spans_in_use--;
     st.bytes_in_use -= span_bytes(s);
     stats_add_held(-(ptrdiff_t)span_bytes(s));
     s->dirty = span_bytes(s);
     release(s);
     lock_release(&heap_lock);
+    purger_kick();
 }
 
 /* Grows s in place by absorbing the free span right after it. */
 static bool grow_in_place(struct span *s, size_t pages)
 {
+    size_t more_bytes = (pages - s->pages) << OS_PAGE_SHIFT;
     struct span *after = span_at(span_end(s));
     if (!after || !after->in_bin || after->start != span_end(s) || s->pages + after->pages < pages) {
         /* At the end of the large zone's used space: take more right there. */
         uintptr_t more;
-        if (after || !zone_take_large((pages - s->pages) << OS_PAGE_SHIFT, &more))
+        if (after || !footprint_charge(more_bytes))
             return false;
+        if (!zone_take_large(more_bytes, &more)) {
+            footprint_uncharge(more_bytes);
+            return false;
+        }
         if (more != span_end(s)) { /* somebody else's space: hand it to the heap */
+            footprint_uncharge(more_bytes);
             struct span *other = new_span(more, pages - s->pages);
             if (other && map_span(other))
                 release(other);
             return false;
         }
-        stats_add_mapped((pages - s->pages) << OS_PAGE_SHIFT);
+        stats_add_mapped(more_bytes);
         s->pages = pages;
         return true;
     }
@@ -306,6 +384,10 @@ static bool grow_in_place(struct span *s, size_t pages)
     struct span *front = split_front(after, pages - s->pages);
     if (!front) {
         release(after);
+        return false;
+    }
+    if (!make_resident(front)) {
+        release(front);
         return false;
     }
     s->pages += front->pages;
@@ -321,7 +403,9 @@ static void shrink_to(struct span *s, size_t keep_pages, bool tail_dirty)
     struct span *tail = new_span(s->start + (keep_pages << OS_PAGE_SHIFT), s->pages - keep_pages);
     if (!tail)
         return; /* the block simply stays larger than asked */
+    drop_huge_pages(s, tail->start, span_bytes(tail));
     tail->dirty = tail_dirty ? span_bytes(tail) : 0;
+    tail->resident = span_bytes(tail);
     s->pages = keep_pages;
     release(tail);
 }
@@ -332,13 +416,25 @@ static struct span *move_pages(struct span *s, size_t pages)
     struct span *dest = take(pages);
     if (!dest)
         return NULL;
+    if (!make_resident(dest)) {
+        release(dest);
+        return NULL;
+    }
     dest->in_use = 1;
     if (!map_span(dest) || !os_move_pages((void *)s->start, (void *)dest->start, span_bytes(s))) {
         release(dest);
         return NULL;
     }
     dest->dirty = 0;
-    s->dirty = 0; /* the move left the old range mapped and empty */
+    if (opt.thp == THP_LARGE) {
+        dest->huge_pages = 1;
+        os_advise_huge_pages((void *)dest->start, span_bytes(dest), true);
+    }
+    /* The move left the old range mapped and empty. */
+    drop_huge_pages(s, s->start, span_bytes(s));
+    footprint_uncharge(span_bytes(s));
+    s->dirty = s->resident = s->lazy = 0;
+    s->huge_pages = 0;
     release(s);
     return dest;
 }
@@ -371,23 +467,24 @@ void *large_resize(struct span *s, size_t size)
         stats_add_held((ptrdiff_t)span_bytes(result) - (ptrdiff_t)old_bytes);
     }
     lock_release(&heap_lock);
+    purger_kick();
     return result ? (void *)result->start : NULL;
 }
 
-size_t large_trim(uint64_t older_than_ns)
+size_t large_trim(uint64_t older_than_ns, enum os_purge_kind kind)
 {
     size_t released = 0;
     lock_acquire(&heap_lock);
     for (unsigned b = 0; b < BIN_COUNT; b++)
         for (struct span *s = bins[b]; s; s = s->next) {
-            if (!s->dirty || s->freed_ns > older_than_ns)
+            if (s->freed_ns > older_than_ns)
                 continue;
-            os_purge((void *)s->start, span_bytes(s), opt_purge_kind());
-            stats_add_purged(s->dirty);
-            released += s->dirty;
-            st.bytes_free_dirty -= s->dirty;
-            st.bytes_free_clean += s->dirty;
-            s->dirty = 0;
+            /* Purging in the bin: keep the bin totals in step. */
+            size_t resident = s->resident, lazy = s->lazy;
+            released += purge_span(s, kind);
+            st.bytes_free_resident -= resident - s->resident;
+            st.bytes_free_lazy += s->lazy - lazy; /* modular */
+            st.bytes_free_released += (resident + lazy) - (s->resident + s->lazy);
         }
     lock_release(&heap_lock);
     return released;

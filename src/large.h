@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "os.h"
+
 struct span;
 
 void large_init(void);
@@ -24,11 +26,13 @@ void large_free(struct span *s);
  * blocks past the huge threshold, moves the pages with mremap. Returns the
  * block's address, or NULL when the caller has to allocate and copy. */
 void *large_resize(struct span *s, size_t size);
-/* Gives free spans freed before older_than_ns back to the OS. Returns bytes. */
-size_t large_trim(uint64_t older_than_ns);
+/* Gives free spans freed before older_than_ns back to the OS (with
+ * OS_PURGE_DONTNEED, lazily freed ones too). Returns bytes. */
+size_t large_trim(uint64_t older_than_ns, enum os_purge_kind kind);
 
 struct large_stats {
-    uint64_t spans_in_use, bytes_in_use, bytes_free_dirty, bytes_free_clean;
+    uint64_t spans_in_use, bytes_in_use;
+    uint64_t bytes_free_resident, bytes_free_lazy, bytes_free_released; /* free spans */
     uint64_t mremap_moves, in_place_grows;
 };
 void large_stats(struct large_stats *out);

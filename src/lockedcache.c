@@ -74,7 +74,7 @@ void *lockedcache_alloc(unsigned cls)
     lock_acquire(&s->lock);
     void *p = cache_pop(s->slab, cls);
     if (!p)
-        p = cache_refill_pop(s->slab, cls);
+        p = cache_refill_pop(s->slab, cls, LOCKED_SLAB_BUDGET);
     lock_release(&s->lock);
     return p;
 }

@@ -17,9 +17,16 @@ struct options opt = {
     .retain_bytes = (size_t)32 << 20,
     .purge = PURGE_DONTNEED,
     .huge_threshold = (size_t)16 << 20,
+    .purge_delay_ms = 1000,
+    .limit_bytes = 0,
+    .cgroup_limit = false,
+    .cgroup_root = NULL,
+    .thp = THP_LARGE,
+    .tight = false,
+    .thread_caches_bytes = (size_t)64 << 20,
 };
 
-enum kind { KIND_BOOL, KIND_SIZE, KIND_CHOICE, KIND_STRING };
+enum kind { KIND_BOOL, KIND_SIZE, KIND_MILLISECONDS, KIND_CHOICE, KIND_STRING };
 
 struct option_spec {
     const char *name; /* after the COREALLOC_ prefix */
@@ -32,6 +39,7 @@ struct option_spec {
 static const char *const stats_choices[] = {"0", "1", "json", NULL};
 static const char *const frontend_choices[] = {"auto", "rseq", "thread", NULL};
 static const char *const purge_choices[] = {"dontneed", "free", NULL};
+static const char *const thp_choices[] = {"never", "large", "always", NULL};
 
 static const struct option_spec table[] = {
     {"STATS", KIND_CHOICE, &opt.stats, stats_choices,
@@ -51,6 +59,20 @@ static const struct option_spec table[] = {
      "how memory goes back: dontneed (RSS drops at once) or free (MADV_FREE, lazy)"},
     {"HUGE_THRESHOLD", KIND_SIZE, &opt.huge_threshold, NULL,
      "blocks this large are returned to the OS when freed and moved by mremap on realloc"},
+    {"PURGE_DELAY_MS", KIND_MILLISECONDS, &opt.purge_delay_ms, NULL,
+     "free memory unused this long goes back to the OS, even while idle; 0 at once, -1 never"},
+    {"LIMIT_BYTES", KIND_SIZE, &opt.limit_bytes, NULL,
+     "allocations that would take resident memory past this fail with ENOMEM; 0 no limit"},
+    {"CGROUP_LIMIT", KIND_BOOL, &opt.cgroup_limit, NULL,
+     "treat the cgroup's memory.max as LIMIT_BYTES: fail with ENOMEM instead of being killed"},
+    {"CGROUP_ROOT", KIND_STRING, &opt.cgroup_root, NULL,
+     "where the cgroup v2 hierarchy is mounted (default: found in /proc/self/mountinfo)"},
+    {"THP", KIND_CHOICE, &opt.thp, thp_choices,
+     "transparent huge pages: never, large (huge blocks only), always"},
+    {"TIGHT", KIND_BOOL, &opt.tight, NULL,
+     "lowest address first and no new superblock while a partial one exists (smaller, slower)"},
+    {"THREAD_CACHES_BYTES", KIND_SIZE, &opt.thread_caches_bytes, NULL,
+     "per-thread front end: what all threads' caches may hold together"},
 };
 
 /* Accepts a decimal number with an optional K, M or G suffix (binary). */
@@ -69,6 +91,17 @@ static bool parse_size(const char *s, size_t *out)
     if (*end && strcmp(end, "B") != 0 && strcmp(end, "iB") != 0)
         return false;
     *out = (size_t)v;
+    return true;
+}
+
+/* A whole number of milliseconds, or -1 for never. */
+static bool parse_milliseconds(const char *s, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < -1)
+        return false;
+    *out = v;
     return true;
 }
 
@@ -115,6 +148,7 @@ void options_init(void)
         switch (o->kind) {
         case KIND_BOOL: ok = parse_bool(value, o->target); break;
         case KIND_SIZE: ok = parse_size(value, o->target); break;
+        case KIND_MILLISECONDS: ok = parse_milliseconds(value, o->target); break;
         case KIND_STRING: *(const char **)o->target = value; ok = true; break;
         case KIND_CHOICE: {
             int v;

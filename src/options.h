@@ -11,6 +11,7 @@
 enum stats_mode { STATS_OFF, STATS_TEXT, STATS_JSON };
 enum frontend_choice { FRONTEND_AUTO, FRONTEND_RSEQ, FRONTEND_THREAD };
 enum purge_choice { PURGE_DONTNEED, PURGE_FREE };
+enum thp_choice { THP_NEVER, THP_LARGE, THP_ALWAYS };
 
 struct options {
     int stats;               /* enum stats_mode: report at exit */
@@ -22,6 +23,13 @@ struct options {
     size_t retain_bytes;     /* empty superblock bytes kept before purging */
     int purge;               /* enum purge_choice */
     size_t huge_threshold;   /* large blocks from this size: purged at free, moved by mremap */
+    long purge_delay_ms;     /* free memory goes back after this long unused; 0 at once, -1 never */
+    size_t limit_bytes;      /* resident bytes past which allocation fails; 0 none */
+    bool cgroup_limit;       /* the cgroup's memory.max is such a limit too */
+    const char *cgroup_root; /* where cgroup v2 is mounted (found when NULL) */
+    int thp;                 /* enum thp_choice: where transparent huge pages may back us */
+    bool tight;              /* seed 001's guarantee: lowest address first, no needless superblock */
+    size_t thread_caches_bytes; /* per-thread front end: what all thread caches may hold together */
 };
 
 extern struct options opt;

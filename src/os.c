@@ -18,8 +18,19 @@
 #define MREMAP_DONTUNMAP 4
 #endif
 
-/* Anonymous private memory with the given protection; with a non-zero hint
- * exactly there or not at all. */
+static bool huge_pages_default;
+
+void os_advise_huge_pages(void *addr, size_t size, bool allow)
+{
+    int saved = errno;
+    madvise(addr, size, allow ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    errno = saved;
+}
+
+void os_set_huge_pages_default(bool allow) { huge_pages_default = allow; }
+
+/* Anonymous private memory with the given protection and the default huge
+ * page advice; with a non-zero hint exactly there or not at all. */
 static void *map_anonymous(size_t size, uintptr_t hint, int prot)
 {
     int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (hint ? MAP_FIXED_NOREPLACE : 0);
@@ -32,6 +43,9 @@ static void *map_anonymous(size_t size, uintptr_t hint, int prot)
         munmap(p, size);
         return NULL;
     }
+    /* Explicit either way: with the system set to "always", a sparse
+     * superblock would otherwise cost a 2 MiB page. */
+    os_advise_huge_pages(p, size, huge_pages_default);
     return p;
 }
 
@@ -112,16 +126,13 @@ size_t os_page_size(void)
     return v > 0 ? (size_t)v : OS_PAGE_SIZE;
 }
 
-/* Reads a small /proc or /sys file into buf without stdio (which may allocate). */
-static size_t read_small_file(const char *path, char *buf, size_t size);
-
 /* Possible CPUs ("0-63" or "0,2-5"): the highest listed id plus one. Parsed
  * by hand: glibc's get_nprocs_conf may allocate, and we run inside malloc. */
 unsigned os_cpu_count(void)
 {
     char buf[256];
     unsigned highest = 0;
-    if (!read_small_file("/sys/devices/system/cpu/possible", buf, sizeof buf))
+    if (!os_read_small_file("/sys/devices/system/cpu/possible", buf, sizeof buf))
         return 1;
     for (char *p = buf; *p;) {
         if (*p >= '0' && *p <= '9') {
@@ -135,7 +146,7 @@ unsigned os_cpu_count(void)
     return highest + 1;
 }
 
-static size_t read_small_file(const char *path, char *buf, size_t size)
+size_t os_read_small_file(const char *path, char *buf, size_t size)
 {
     int saved = errno;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -157,7 +168,7 @@ static size_t read_small_file(const char *path, char *buf, size_t size)
 size_t os_rss_current(void)
 {
     char buf[128];
-    if (!read_small_file("/proc/self/statm", buf, sizeof buf))
+    if (!os_read_small_file("/proc/self/statm", buf, sizeof buf))
         return 0;
     char *p = buf;
     strtoull(p, &p, 10); /* total program size */
@@ -177,6 +188,15 @@ uint64_t os_monotonic_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void os_sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
+    int saved = errno;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+    errno = saved;
 }
 
 int os_write_all(int fd, const char *buf, size_t len)

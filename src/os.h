@@ -31,11 +31,22 @@ bool os_purge(void *addr, size_t size, enum os_purge_kind kind);
  * without copying; `from` stays mapped and reads as zero. */
 bool os_move_pages(void *from, void *to, size_t size);
 
+/* Whether transparent huge pages may back a range (a hint: the kernel's own
+ * policy still decides). */
+void os_advise_huge_pages(void *addr, size_t size, bool allow);
+/* What every new mapping gets from now on, until advised otherwise. */
+void os_set_huge_pages_default(bool allow);
+void os_sleep_ns(uint64_t ns);
+
 /* valgrind keeps shadow state for every reserved byte: a terabyte
  * reservation costs it gigabytes, so zones stay off under it. */
 bool os_under_valgrind(void);
 size_t os_page_size(void);
 unsigned os_cpu_count(void);
+/* Reads up to size-1 bytes of a small /proc or /sys file into buf and
+ * terminates it; returns the length (0 when unreadable). No stdio: it may
+ * allocate, and this runs inside malloc. */
+size_t os_read_small_file(const char *path, char *buf, size_t size);
 /* Resident set size of the process, current and peak, in bytes. */
 size_t os_rss_current(void);
 size_t os_rss_peak(void);

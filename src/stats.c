@@ -12,6 +12,7 @@
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
+#include "purger.h"
 #include "superblock.h"
 #include "zone.h"
 
@@ -58,7 +59,7 @@ void stats_totals(struct stats_totals *t)
     large_stats(&ls);
     t->large_in_use = ls.bytes_in_use;
     t->large_spans = ls.spans_in_use;
-    t->large_free_dirty = ls.bytes_free_dirty;
+    t->large_free_resident = ls.bytes_free_resident;
     size_t parked = t->cached_bytes + t->central_bytes;
     t->in_use = (t->small_out_bytes > parked ? t->small_out_bytes - parked : 0) + t->large_in_use;
     t->mapped = stats_mapped();
@@ -68,6 +69,7 @@ void stats_totals(struct stats_totals *t)
     t->purged_total = __atomic_load_n(&purged_total, __ATOMIC_RELAXED);
     t->held = __atomic_load_n(&held, __ATOMIC_RELAXED);
     t->held_peak = __atomic_load_n(&held_peak, __ATOMIC_RELAXED);
+    footprint_stats(&t->footprint);
 }
 
 /* An snprintf that appends and keeps counting past the end. */
@@ -113,8 +115,16 @@ static void report_text(struct out *o, const struct stats_totals *t)
         t->cached_bytes, t->caches, t->central_bytes);
     put(o, "  retained empty        %zu bytes\n", t->retained_empty);
     put(o, "  large                 %zu bytes in %zu blocks, %zu bytes free not yet purged\n",
-        t->large_in_use, t->large_spans, t->large_free_dirty);
-    put(o, "  returned to OS        %zu bytes (cumulative)\n", t->purged_total);
+        t->large_in_use, t->large_spans, t->large_free_resident);
+    const struct footprint_stats *f = &t->footprint;
+    put(o, "  resident (estimate)   %zu bytes (peak %zu), %zu bytes freed lazily (MADV_FREE)\n",
+        f->resident, f->resident_peak, f->lazy);
+    put(o, "  returned to OS        %zu bytes (cumulative), purge delay %ld ms, purger %s\n",
+        t->purged_total, opt.purge_delay_ms, purger_running() ? "running" : "not running");
+    put(o, "  limit                 %zu bytes (0 none), purge at once past %zu\n", f->limit, f->pressure);
+    put(o, "  container             cgroup v%d, memory.max %zu, memory.high %zu, %u CPUs allowed, quota %u\n",
+        f->container.cgroup_version, f->container.memory_max, f->container.memory_high,
+        f->container.cpus_allowed, f->container.cpu_quota);
     put(o, "  metadata              %zu bytes\n", t->metadata);
     put(o, "  invalid frees         %llu\n", (unsigned long long)stats_invalid_frees());
     uint64_t empty[256], full[256];
@@ -142,12 +152,20 @@ static void report_json(struct out *o, const struct stats_totals *t)
            "\"peak_mapped_bytes\":%zu,\"held_bytes\":%zu,\"peak_held_bytes\":%zu,\"rss_bytes\":%zu,\"rss_peak_bytes\":%zu,\"cached_bytes\":%zu,"
            "\"caches\":%u,\"central_bytes\":%zu,\"retained_empty_bytes\":%zu,\"large_bytes\":%zu,\"large_blocks\":%zu,"
            "\"large_free_unpurged_bytes\":%zu,\"purged_bytes\":%zu,\"metadata_bytes\":%zu,"
+           "\"resident_bytes\":%zu,\"peak_resident_bytes\":%zu,\"lazy_bytes\":%zu,\"limit_bytes\":%zu,"
+           "\"pressure_bytes\":%zu,\"purge_delay_ms\":%ld,\"purger_running\":%s,\"cgroup_version\":%d,"
+           "\"cgroup_memory_max\":%zu,\"cgroup_memory_high\":%zu,\"cpus_allowed\":%u,\"cpu_quota\":%u,"
            "\"invalid_frees\":%llu,\"rseq_source\":\"%s\",\"rseq_id\":\"%s\",\"rseq_aborts\":%llu,"
            "\"cpu_caches\":[",
         alloc_frontend_name(), zone_active() ? "true" : "false", t->in_use, t->mapped, t->mapped_peak,
         t->held, t->held_peak,
         os_rss_current(), os_rss_peak(), t->cached_bytes, t->caches, t->central_bytes, t->retained_empty,
-        t->large_in_use, t->large_spans, t->large_free_dirty, t->purged_total, t->metadata,
+        t->large_in_use, t->large_spans, t->large_free_resident, t->purged_total, t->metadata,
+        t->footprint.resident, t->footprint.resident_peak, t->footprint.lazy, t->footprint.limit,
+        t->footprint.pressure, opt.purge_delay_ms, purger_running() ? "true" : "false",
+        t->footprint.container.cgroup_version, t->footprint.container.memory_max,
+        t->footprint.container.memory_high, t->footprint.container.cpus_allowed,
+        t->footprint.container.cpu_quota,
         (unsigned long long)stats_invalid_frees(), rseq_source_name(),
         rseq_uses_mm_cid() ? "mm_cid" : "cpu_id", (unsigned long long)rseq_abort_count());
     uint64_t empty[256], full[256];

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "footprint.h"
+
 void stats_add_mapped(size_t bytes);
 void stats_add_purged(size_t bytes);
 /* Bytes of blocks handed out of superblocks and large blocks in use (what the
@@ -22,9 +24,10 @@ struct stats_totals {
     size_t central_bytes;   /* of which parked in central batches */
     unsigned caches;
     size_t superblocks;
-    size_t large_in_use, large_spans, large_free_dirty;
+    size_t large_in_use, large_spans, large_free_resident;
     size_t mapped, mapped_peak, metadata, retained_empty, purged_total;
     size_t held, held_peak;
+    struct footprint_stats footprint; /* resident estimate, lazy bytes, limits */
 };
 void stats_totals(struct stats_totals *t);
 

@@ -3,11 +3,13 @@
 #include <string.h>
 
 #include "debug.h"
+#include "footprint.h"
 #include "lock.h"
 #include "meta.h"
 #include "options.h"
 #include "os.h"
 #include "pagemap.h"
+#include "purger.h"
 #include "stats.h"
 #include "zone.h"
 
@@ -62,11 +64,42 @@ static void format(struct superblock *sb, unsigned cls)
     sb->next = sb->prev = NULL;
 }
 
-static void note_reused(struct superblock *sb)
+/* An empty superblock about to be formatted: its pages count as resident
+ * again. False when the memory limit does not allow it. */
+static bool make_resident(struct superblock *sb)
 {
-    if (!sb->purged)
+    if (sb->residency == SB_RESIDENT) {
         __atomic_fetch_sub(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
-    sb->purged = 0;
+        return true;
+    }
+    if (!footprint_charge(SB_SIZE))
+        return false;
+    if (sb->residency == SB_LAZY)
+        footprint_add_lazy(-(ptrdiff_t)SB_SIZE);
+    sb->residency = SB_RESIDENT;
+    return true;
+}
+
+/* Returns an empty superblock's pages to the OS. */
+static size_t purge(struct superblock *sb, enum os_purge_kind kind)
+{
+    size_t released = 0;
+    if (sb->residency == SB_RESIDENT) {
+        __atomic_fetch_sub(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
+        footprint_uncharge(SB_SIZE);
+        released = SB_SIZE;
+    } else if (sb->residency == SB_LAZY && kind == OS_PURGE_DONTNEED) {
+        footprint_add_lazy(-(ptrdiff_t)SB_SIZE);
+        released = SB_SIZE; /* the lazy pages go now, not when the kernel wants them */
+    } else {
+        return 0;
+    }
+    os_purge((void *)sb->start, SB_SIZE, kind);
+    stats_add_purged(released);
+    if (kind == OS_PURGE_FREE)
+        footprint_add_lazy((ptrdiff_t)SB_SIZE);
+    sb->residency = kind == OS_PURGE_FREE ? SB_LAZY : SB_PURGED;
+    return released;
 }
 
 /* Maps a chunk of superblocks outside the zones and puts them in the pool. */
@@ -86,7 +119,7 @@ static bool grow_chunk_pool(void)
         }
         sb->start = start;
         sb->bitmap = bitmap;
-        sb->purged = 1; /* fresh pages: nothing to give back */
+        sb->residency = SB_PURGED; /* fresh pages: nothing to give back */
         sb->next = chunk_pool;
         chunk_pool = sb;
     }
@@ -101,44 +134,55 @@ static struct superblock *take_from_chunk_pool(unsigned cls)
         return NULL;
     }
     struct superblock *sb = chunk_pool;
+    if (!make_resident(sb)) {
+        lock_release(&chunk_lock);
+        return NULL;
+    }
     chunk_pool = sb->next;
     lock_release(&chunk_lock);
-    note_reused(sb);
     format(sb, cls); /* reformatted: any class may take a pooled superblock */
     return sb;
 }
 
-struct superblock *sb_acquire(unsigned cls)
+/* The empty superblock of cls to reuse: the most recently emptied (likely
+ * still resident), or in tight mode the lowest. */
+static struct superblock **pick_empty(unsigned cls)
 {
-    struct superblock *sb = class_empty[cls];
-    if (sb) {
-        class_empty[cls] = sb->next;
-        note_reused(sb);
-        format(sb, cls);
-        return sb;
-    }
-    uintptr_t start = zone_take_superblock(cls);
-    if (start) {
-        sb = zone_descriptor(cls, start);
-        sb->start = start;
-        sb->bitmap = zone_superblock_bitmap(cls, start);
-        sb->zoned = 1;
-        sb->purged = 1;
-        stats_add_mapped(SB_SIZE);
-        note_reused(sb);
-        format(sb, cls);
-        return sb;
-    }
-    return take_from_chunk_pool(cls);
+    struct superblock **pick = &class_empty[cls];
+    if (opt.tight)
+        for (struct superblock **at = pick; *at; at = &(*at)->next)
+            if ((*at)->start < (*pick)->start)
+                pick = at;
+    return pick;
 }
 
-static bool keep_retained(void)
+struct superblock *sb_acquire(unsigned cls)
 {
-    size_t now = __atomic_add_fetch(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
-    if (now <= retain_limit)
-        return true;
-    __atomic_fetch_sub(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
-    return false;
+    if (class_empty[cls]) {
+        struct superblock **pick = pick_empty(cls), *sb = *pick;
+        if (!make_resident(sb))
+            return NULL;
+        *pick = sb->next;
+        format(sb, cls);
+        return sb;
+    }
+    if (!zone_active())
+        return take_from_chunk_pool(cls);
+    if (!footprint_charge(SB_SIZE))
+        return NULL;
+    uintptr_t start = zone_take_superblock(cls);
+    if (!start) {
+        footprint_uncharge(SB_SIZE);
+        return take_from_chunk_pool(cls);
+    }
+    struct superblock *sb = zone_descriptor(cls, start);
+    sb->start = start;
+    sb->bitmap = zone_superblock_bitmap(cls, start);
+    sb->zoned = 1;
+    sb->residency = SB_RESIDENT;
+    stats_add_mapped(SB_SIZE);
+    format(sb, cls);
+    return sb;
 }
 
 void sb_release_empty(struct superblock *sb)
@@ -146,13 +190,10 @@ void sb_release_empty(struct superblock *sb)
     CA_ASSERT(sb->used == 0 && sb->list != SB_LIST_EMPTY);
     sb->empty_since_ns = os_monotonic_ns();
     sb->list = SB_LIST_EMPTY;
-    if (keep_retained()) {
-        sb->purged = 0;
-    } else {
-        os_purge((void *)sb->start, SB_SIZE, opt_purge_kind());
-        stats_add_purged(SB_SIZE);
-        sb->purged = 1;
-    }
+    sb->residency = SB_RESIDENT;
+    size_t retained = __atomic_add_fetch(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
+    if (retained > retain_limit || purger_immediate())
+        purge(sb, opt_purge_kind());
     if (sb->zoned) {
         sb->next = class_empty[sb->cls];
         class_empty[sb->cls] = sb;
@@ -199,27 +240,21 @@ bool sb_give(struct superblock *sb, void *p)
     return true;
 }
 
-static size_t purge_list(struct superblock *head, uint64_t older_than_ns)
+static size_t purge_list(struct superblock *head, uint64_t older_than_ns, enum os_purge_kind kind)
 {
     size_t released = 0;
-    for (struct superblock *sb = head; sb; sb = sb->next) {
-        if (sb->purged || sb->empty_since_ns > older_than_ns)
-            continue;
-        os_purge((void *)sb->start, SB_SIZE, opt_purge_kind());
-        stats_add_purged(SB_SIZE);
-        sb->purged = 1;
-        __atomic_fetch_sub(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
-        released += SB_SIZE;
-    }
+    for (struct superblock *sb = head; sb; sb = sb->next)
+        if (sb->empty_since_ns <= older_than_ns)
+            released += purge(sb, kind);
     return released;
 }
 
-size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns)
+size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns, enum os_purge_kind kind)
 {
-    size_t released = purge_list(class_empty[cls], older_than_ns);
+    size_t released = purge_list(class_empty[cls], older_than_ns, kind);
     if (cls == 0) { /* the shared pool is purged along with class 0's list */
         lock_acquire(&chunk_lock);
-        released += purge_list(chunk_pool, older_than_ns);
+        released += purge_list(chunk_pool, older_than_ns, kind);
         lock_release(&chunk_lock);
     }
     return released;

@@ -11,9 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "os.h"
 #include "sizeclass.h"
 
 enum sb_list { SB_LIST_NONE, SB_LIST_PARTIAL, SB_LIST_EMPTY };
+/* Where an empty superblock's pages are. Formatted ones are resident. */
+enum sb_residency { SB_RESIDENT, SB_PURGED, SB_LAZY /* MADV_FREE: until the kernel takes them */ };
 
 /* Room for the largest bitmap: one bit per block of the smallest class. */
 #define SB_BITMAP_WORDS (SB_SIZE / 16 / 64)
@@ -30,7 +33,7 @@ struct superblock {
     uint16_t cursor; /* no set bit below this bitmap word */
     uint8_t list;    /* enum sb_list */
     uint8_t zoned;   /* lives in its class zone: the address gives the class */
-    uint8_t purged;  /* pages returned to the OS while empty */
+    uint8_t residency; /* enum sb_residency */
     uint8_t pad[9];
 };
 _Static_assert(sizeof(struct superblock) == 64, "one cache line; zone arithmetic");
@@ -39,7 +42,8 @@ void sb_init(void);
 /* The superblock holding addr, or NULL when addr is not in one. */
 struct superblock *sb_of(uintptr_t addr);
 /* A superblock formatted for cls: a retained empty one, or fresh address
- * space. NULL when out of memory. Caller holds the class lock. */
+ * space. NULL when out of memory or at the memory limit. Caller holds the
+ * class lock. */
 struct superblock *sb_acquire(unsigned cls);
 /* A superblock whose blocks have all returned: kept for reuse or purged.
  * Caller holds the class lock (and has unlinked it). */
@@ -59,9 +63,10 @@ static inline uintptr_t sb_block_start(const struct superblock *sb, uintptr_t ad
     return sb->start + index * sc_info[sb->cls].size;
 }
 
-/* Purges every retained empty superblock of cls (caller holds class lock).
+/* Purges the empty superblocks of cls emptied before older_than_ns (caller
+ * holds the class lock); with OS_PURGE_DONTNEED, lazily freed ones too.
  * Returns bytes released. */
-size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns);
+size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns, enum os_purge_kind kind);
 size_t sb_bytes_retained(void);
 void sb_set_retain_limit(size_t bytes);
 

@@ -5,9 +5,13 @@
 #include "central.h"
 #include "lock.h"
 #include "meta.h"
+#include "options.h"
 
-/* What one thread's cache may hold: threads can be many, unlike CPUs. */
+/* What one thread's cache may hold, at most; with many threads, a share of
+ * COREALLOC_THREAD_CACHES_BYTES, so thousands of threads do not mean
+ * thousands of full caches. */
 #define THREAD_CACHE_BUDGET ((size_t)256 << 10)
+#define THREAD_CACHE_BUDGET_MIN ((size_t)8 << 10)
 
 enum thread_state { THREAD_NEW, THREAD_ACTIVE, THREAD_EXITED };
 
@@ -26,6 +30,15 @@ static pthread_key_t exit_key;
 static bool exit_key_ok;
 static lock_t live_lock = LOCK_INIT;
 static struct slab_owner *live;
+static unsigned live_count;
+
+static size_t thread_budget(void)
+{
+    unsigned threads = __atomic_load_n(&live_count, __ATOMIC_RELAXED);
+    size_t share = opt.thread_caches_bytes / (threads ? threads : 1);
+    return share > THREAD_CACHE_BUDGET ? THREAD_CACHE_BUDGET
+         : share < THREAD_CACHE_BUDGET_MIN ? THREAD_CACHE_BUDGET_MIN : share;
+}
 
 static struct slab_owner *owner_of(void **slab)
 {
@@ -48,6 +61,7 @@ static void thread_exit(void *slab_arg)
         live = o->next;
     if (o->next)
         o->next->prev = o->prev;
+    live_count--;
     lock_release(&live_lock);
     meta_free(o, block_bytes());
 }
@@ -72,6 +86,7 @@ static void **create_slab(void)
     if (live)
         live->prev = o;
     live = o;
+    live_count++;
     lock_release(&live_lock);
     /* Published before pthread_setspecific, which may itself allocate. */
     tcache_slab = slab;
@@ -88,7 +103,7 @@ void *tcache_alloc_slow(unsigned cls)
         void *p;
         return central_alloc(cls, &p, 1) ? p : NULL;
     }
-    return cache_refill_pop(slab, cls);
+    return cache_refill_pop(slab, cls, thread_budget());
 }
 
 void tcache_free_slow(void *p, unsigned cls)
@@ -98,7 +113,7 @@ void tcache_free_slow(void *p, unsigned cls)
         central_free(cls, &p, 1);
         return;
     }
-    cache_spill_push(slab, cls, p, THREAD_CACHE_BUDGET);
+    cache_spill_push(slab, cls, p, thread_budget());
 }
 
 void tcache_flush_current(void)
@@ -131,6 +146,7 @@ void tcache_fork_child(void)
             meta_free(o, block_bytes());
     }
     live = keep;
+    live_count = keep ? 1 : 0;
     if (keep)
         keep->next = keep->prev = NULL;
 }

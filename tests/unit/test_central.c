@@ -69,7 +69,7 @@ int main(void)
         CHECK(pthread_create(&threads[t], NULL, worker, (void *)(t + 1)) == 0, "thread");
     for (int t = 0; t < THREADS; t++)
         pthread_join(threads[t], NULL);
-    size_t released = central_trim(UINT64_MAX);
+    size_t released = central_trim();
     for (unsigned i = 0; i < sizeof test_classes / sizeof test_classes[0]; i++) {
         unsigned c = test_classes[i];
         central_class_stats(c, &after);

@@ -1,0 +1,130 @@
+#include "purger.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include "central.h"
+#include "frontend.h"
+#include "large.h"
+#include "os.h"
+#include "sizeclass.h"
+
+enum { PURGER_OFF, PURGER_STARTING, PURGER_RUNNING, PURGER_FAILED };
+static int state = PURGER_OFF;
+/* Set once the C library is fully initialised: threads may not be created
+ * from allocations made while libraries are still being loaded. */
+static bool process_ready;
+
+#define MAX_IDS 1024
+
+/* Last traffic seen per CPU cache and per class, and when it last changed. */
+static uint64_t id_activity[MAX_IDS], id_changed_ns[MAX_IDS];
+static uint64_t class_activity[SC_COUNT], class_changed_ns[SC_COUNT];
+
+__attribute__((constructor)) static void note_process_ready(void)
+{
+    __atomic_store_n(&process_ready, true, __ATOMIC_RELEASE);
+}
+
+static bool unchanged_since(uint64_t activity, uint64_t *last, uint64_t *changed_ns, uint64_t now)
+{
+    if (activity != *last) {
+        *last = activity;
+        *changed_ns = now;
+        return false;
+    }
+    return true;
+}
+
+/* One pass: whatever has been free and untouched for the delay goes back. */
+static void purge_pass(uint64_t delay_ns)
+{
+    uint64_t now = os_monotonic_ns();
+    bool hard = footprint_under_pressure();
+    uint64_t horizon = hard ? now : now > delay_ns ? now - delay_ns : 0; /* freed before: purge */
+    enum os_purge_kind kind = opt_purge_kind();
+
+    static uint64_t empty[MAX_IDS], full[MAX_IDS];
+    unsigned ids = frontend_misses(empty, full, MAX_IDS);
+    for (unsigned id = 0; id < ids; id++)
+        if (unchanged_since(empty[id] + full[id], &id_activity[id], &id_changed_ns[id], now) &&
+            (hard || id_changed_ns[id] <= horizon))
+            frontend_drain_id(id);
+
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        bool idle = unchanged_since(central_activity(c), &class_activity[c], &class_changed_ns[c], now) &&
+                    (hard || class_changed_ns[c] <= horizon);
+        /* An idle class's batches are as old as the delay: they go back to
+         * their superblocks, and what empties is purged with no more wait. */
+        central_trim_class(c, idle, idle ? now : horizon, kind);
+        /* Our own draining is not the program's traffic. */
+        class_activity[c] = central_activity(c);
+    }
+    large_trim(horizon, kind);
+}
+
+static void *purger_main(void *arg)
+{
+    (void)arg;
+    uint64_t delay_ns = (uint64_t)opt.purge_delay_ms * 1000000u;
+    /* A few passes per delay: memory goes back between 1 and 1.25 delays
+     * after it was last used. */
+    uint64_t period_ns = delay_ns / 4;
+    if (period_ns < 1000000u)
+        period_ns = 1000000u;
+    if (period_ns > 1000000000u)
+        period_ns = 1000000000u;
+    for (;;) {
+        os_sleep_ns(period_ns);
+        purge_pass(delay_ns);
+    }
+    return NULL;
+}
+
+static void start_thread(void)
+{
+    pthread_attr_t attr;
+    pthread_t thread;
+    sigset_t all, saved;
+    bool ok = pthread_attr_init(&attr) == 0;
+    if (ok) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, (size_t)256 << 10);
+        /* The thread inherits this mask: the program's signals never land on it. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &saved);
+        ok = pthread_create(&thread, &attr, purger_main, NULL) == 0;
+        pthread_sigmask(SIG_SETMASK, &saved, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (ok)
+        pthread_setname_np(thread, "corealloc-purge");
+    /* A failure is not retried on every free; purging then waits for the
+     * retain limit or malloc_trim. */
+    __atomic_store_n(&state, ok ? PURGER_RUNNING : PURGER_FAILED, __ATOMIC_RELEASE);
+}
+
+void purger_kick(void)
+{
+    if (__builtin_expect(__atomic_load_n(&state, __ATOMIC_RELAXED) != PURGER_OFF, 1))
+        return;
+    if (opt.purge_delay_ms <= 0 || !__atomic_load_n(&process_ready, __ATOMIC_ACQUIRE))
+        return;
+    int expected = PURGER_OFF;
+    if (__atomic_compare_exchange_n(&state, &expected, PURGER_STARTING, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED))
+        start_thread();
+}
+
+void purger_fork_child(void)
+{
+    bool was_running = __atomic_load_n(&state, __ATOMIC_RELAXED) == PURGER_RUNNING;
+    __atomic_store_n(&state, PURGER_OFF, __ATOMIC_RELAXED);
+    if (was_running)
+        purger_kick();
+}
+
+bool purger_running(void)
+{
+    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == PURGER_RUNNING;
+}

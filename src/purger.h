@@ -1,0 +1,28 @@
+/* Returning free memory to the OS after COREALLOC_PURGE_DELAY_MS unused,
+ * whether or not the program still allocates: a background thread wakes a
+ * few times per delay, purges empty superblocks and free spans that have
+ * aged past the delay, and empties caches and central batches that saw no
+ * traffic for that long. Nothing on the fast path knows about it. */
+#ifndef COREALLOC_PURGER_H
+#define COREALLOC_PURGER_H
+
+#include <stdbool.h>
+
+#include "footprint.h"
+#include "options.h"
+
+/* Memory freed now goes back at once: a zero delay, or near the limits. */
+static inline bool purger_immediate(void)
+{
+    return opt.purge_delay_ms == 0 || footprint_under_pressure();
+}
+
+/* Starts the background thread when a delay is set and it is not running.
+ * Call only with no allocator lock held: creating a thread allocates. */
+void purger_kick(void);
+/* In a forked child: the parent's thread is gone; start the child's own. */
+void purger_fork_child(void);
+/* Whether the background thread runs (for statistics and tests). */
+bool purger_running(void);
+
+#endif

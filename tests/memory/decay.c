@@ -1,0 +1,111 @@
+/* Memory goes back to the OS on the purge delay while the program sleeps
+ * (COREALLOC_PURGE_DELAY_MS), never with -1, at once with 0, and in a
+ * forked child too.
+ *
+ *   decay idle <delay_ms>       RSS back near the baseline within 2 delays
+ *   decay never                 (delay -1) RSS stays up, no thread started
+ *   decay immediate             (delay 0) freed large blocks gone at once
+ *   decay fork <delay_ms>       the child, idle, purges what it inherited
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "memory.h"
+#include "probe.h"
+
+#define WORKLOAD (256 * MIB)
+#define SLACK (16 * MIB) /* metadata and caches that stay: far below what is freed */
+
+static void sleep_ms(unsigned ms)
+{
+    nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000}, NULL);
+}
+
+/* Allocates and frees the workload; returns the baseline RSS before it. */
+static size_t allocate_and_free(bool small)
+{
+    size_t baseline = rss_bytes();
+    size_t peak = churn_through(WORKLOAD, 4, small, true);
+    printf("baseline %zu MiB, peak %zu MiB, right after freeing %zu MiB\n", baseline / MIB,
+           peak / MIB, rss_bytes() / MIB);
+    REQUIRE(peak >= baseline + WORKLOAD * 3 / 4);
+    return baseline;
+}
+
+static void idle(unsigned delay_ms)
+{
+    size_t baseline = allocate_and_free(true);
+    /* Twice the delay, plus room for a slow machine. */
+    size_t rss = wait_rss_at_most(baseline + SLACK, 2 * delay_ms + 1000);
+    printf("after sleeping: %zu MiB\n", rss / MIB);
+    CHECK(rss <= baseline + SLACK);
+    CHECK(stats_number("purger_running") == 1);
+}
+
+static void never(void)
+{
+    size_t baseline = allocate_and_free(true);
+    sleep_ms(1500);
+    size_t rss = rss_bytes();
+    printf("after sleeping: %zu MiB\n", rss / MIB);
+    /* The retained budget (32 MiB by default) is still resident. */
+    CHECK(rss >= baseline + 24 * MIB);
+    CHECK(stats_number("purger_running") == 0);
+    CHECK_EQ(thread_count(), 1);
+}
+
+static void immediate(void)
+{
+    size_t baseline = allocate_and_free(false);
+    size_t rss = rss_bytes();
+    printf("no sleep: %zu MiB\n", rss / MIB);
+    CHECK(rss <= baseline + SLACK);
+    CHECK_EQ(thread_count(), 1);
+}
+
+static void forked(unsigned delay_ms)
+{
+    size_t baseline = rss_bytes();
+    churn_through(WORKLOAD, 4, true, true);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        size_t inherited = rss_bytes();
+        size_t rss = wait_rss_at_most(baseline + SLACK, 2 * delay_ms + 1000);
+        printf("child: inherited %zu MiB, after sleeping %zu MiB (baseline %zu MiB)\n", inherited / MIB,
+               rss / MIB, baseline / MIB);
+        CHECK(inherited >= baseline + 2 * SLACK); /* the fork came before the purge */
+        CHECK(rss <= baseline + SLACK);
+        CHECK(stats_number("purger_running") == 1);
+        _exit(check_status());
+    }
+    int status;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (!corealloc_active()) {
+        puts("corealloc is not loaded: nothing to check");
+        return 0;
+    }
+    if (argc >= 3 && !strcmp(argv[1], "idle"))
+        idle((unsigned)atoi(argv[2]));
+    else if (argc >= 2 && !strcmp(argv[1], "never"))
+        never();
+    else if (argc >= 2 && !strcmp(argv[1], "immediate"))
+        immediate();
+    else if (argc >= 3 && !strcmp(argv[1], "fork"))
+        forked((unsigned)atoi(argv[2]));
+    else {
+        fprintf(stderr, "usage: decay idle|fork <delay_ms> | never | immediate\n");
+        return 2;
+    }
+    return check_status();
+}

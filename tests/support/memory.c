@@ -1,0 +1,133 @@
+#include "memory.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "probe.h"
+
+size_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    REQUIRE(f != NULL);
+    unsigned long size = 0, resident = 0;
+    REQUIRE(fscanf(f, "%lu %lu", &size, &resident) == 2);
+    fclose(f);
+    return resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+long long stats_number(const char *key)
+{
+    REQUIRE(corealloc_active());
+    size_t (*snprint)(char *, size_t, int) =
+        (size_t (*)(char *, size_t, int))corealloc_symbol("corealloc_stats_snprint");
+    static char buf[65536];
+    snprint(buf, sizeof buf, 1);
+    char pattern[128];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *at = strstr(buf, pattern);
+    if (!at) {
+        fprintf(stderr, "no %s in the statistics: %s\n", key, buf);
+        require_failed(__FILE__, __LINE__, key);
+    }
+    at += strlen(pattern);
+    if (!strncmp(at, "true", 4))
+        return 1;
+    if (!strncmp(at, "false", 5))
+        return 0;
+    return strtoll(at, NULL, 10);
+}
+
+unsigned thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    REQUIRE(d != NULL);
+    unsigned n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+size_t wait_rss_at_most(size_t limit, unsigned timeout_ms)
+{
+    size_t rss = rss_bytes();
+    for (unsigned waited = 0; rss > limit && waited < timeout_ms; waited += 10) {
+        nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+        rss = rss_bytes();
+    }
+    return rss;
+}
+
+struct worker {
+    pthread_t thread;
+    size_t bytes;
+    bool small, large;
+    void **blocks;
+    size_t count, capacity;
+    struct worker *victim; /* whose blocks this thread frees */
+    pthread_barrier_t *barrier;
+    size_t *rss_at_peak;
+};
+
+static void keep(struct worker *w, void *p)
+{
+    if (w->count == w->capacity) {
+        w->capacity = w->capacity ? 2 * w->capacity : 1024;
+        w->blocks = realloc(w->blocks, w->capacity * sizeof *w->blocks);
+        REQUIRE(w->blocks != NULL);
+    }
+    w->blocks[w->count++] = p;
+}
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    unsigned seed = (unsigned)(uintptr_t)w;
+    size_t small_bytes = w->large ? w->bytes / 2 : w->bytes, done = 0;
+    if (!w->small)
+        small_bytes = 0;
+    while (done < w->bytes) {
+        size_t size = done < small_bytes ? 16 + (size_t)rand_r(&seed) % 1009
+                                         : ((size_t)64 << 10) + (size_t)rand_r(&seed) % (960 << 10);
+        char *p = malloc(size);
+        REQUIRE(p != NULL);
+        memset(p, 0x5a, size);
+        keep(w, p);
+        done += size;
+    }
+    pthread_barrier_wait(w->barrier);
+    pthread_barrier_wait(w->barrier); /* the main thread measures in between */
+    for (size_t i = 0; i < w->victim->count; i++)
+        free(w->victim->blocks[i]);
+    return NULL;
+}
+
+size_t churn_through(size_t total, unsigned threads, bool small, bool large)
+{
+    struct worker *workers = calloc(threads, sizeof *workers);
+    REQUIRE(workers != NULL);
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, threads + 1);
+    for (unsigned i = 0; i < threads; i++) {
+        workers[i] = (struct worker){.bytes = total / threads, .small = small, .large = large,
+                                     .victim = &workers[(i + 1) % threads], .barrier = &barrier};
+        REQUIRE(pthread_create(&workers[i].thread, NULL, work, &workers[i]) == 0);
+    }
+    pthread_barrier_wait(&barrier);
+    size_t peak = rss_bytes();
+    pthread_barrier_wait(&barrier);
+    for (unsigned i = 0; i < threads; i++)
+        pthread_join(workers[i].thread, NULL);
+    for (unsigned i = 0; i < threads; i++)
+        free(workers[i].blocks);
+    free(workers);
+    pthread_barrier_destroy(&barrier);
+    return peak;
+}

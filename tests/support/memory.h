@@ -1,0 +1,30 @@
+/* Memory measurements for the memory tests: the process's resident set
+ * (from /proc/self/statm) and numbers from corealloc's JSON statistics, and
+ * a workload that makes a known amount of memory resident and frees it. */
+#ifndef COREALLOC_TEST_MEMORY_H
+#define COREALLOC_TEST_MEMORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define MIB ((size_t)1 << 20)
+
+/* Resident set size of this process, in bytes. */
+size_t rss_bytes(void);
+/* A number from corealloc_stats_snprint's JSON ("key":value); stops the
+ * program with a failure when corealloc is not loaded or the key is absent.
+ * Booleans read as 0 and 1. */
+long long stats_number(const char *key);
+/* Threads in this process (entries of /proc/self/task). */
+unsigned thread_count(void);
+/* Polls until rss_bytes() <= limit or timeout_ms passed; returns the last
+ * reading. */
+size_t wait_rss_at_most(size_t limit, unsigned timeout_ms);
+
+/* `threads` threads allocate total bytes together, in small blocks (16 to
+ * 1024 bytes) and large ones (64 KiB to 1 MiB), half each by bytes, touching
+ * every page; then each thread frees another thread's blocks. Returns the
+ * resident set size measured while everything was allocated. */
+size_t churn_through(size_t total, unsigned threads, bool small, bool large);
+
+#endif
