@@ -8,7 +8,6 @@
 #include "meta.h"
 #include "options.h"
 #include "os.h"
-#include "purger.h"
 #include "sizeclass.h"
 #include "stats.h"
 #include "superblock.h"
@@ -251,7 +250,6 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
         return_objects(ce, cls, objs, n);
         lock_release(&ce->lock);
     }
-    purger_kick();
 }
 
 size_t central_trim_class(unsigned cls, bool drain_batches, uint64_t older_than_ns,

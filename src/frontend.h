@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "purger.h"
+
 #if defined(COREALLOC_ABLATION)
 #include "lockedcache.h"
 #else
@@ -35,13 +37,19 @@ static inline void *frontend_try_alloc(unsigned cls)
 {
     return __atomic_load_n(&lockedcache_active, __ATOMIC_ACQUIRE) ? lockedcache_alloc(cls) : NULL;
 }
+/* The purger starts only outside the cache locks: creating it allocates. */
 static inline bool frontend_try_free(void *p, unsigned cls)
 {
     lockedcache_free(p, cls);
+    purger_kick();
     return true;
 }
 static inline void *frontend_alloc_slow(unsigned cls) { return lockedcache_alloc(cls); }
-static inline void frontend_free_slow(void *p, unsigned cls) { lockedcache_free(p, cls); }
+static inline void frontend_free_slow(void *p, unsigned cls)
+{
+    lockedcache_free(p, cls);
+    purger_kick();
+}
 
 #else
 
@@ -68,12 +76,15 @@ static inline void *frontend_alloc_slow(unsigned cls)
     return cpucache_base ? cpucache_alloc_slow(cls) : tcache_alloc_slow(cls);
 }
 
+/* Where superblocks empty, the purger is started if it is not running:
+ * here, where no allocator lock is held, since creating a thread allocates. */
 static inline void frontend_free_slow(void *p, unsigned cls)
 {
     if (cpucache_base)
         cpucache_free_slow(p, cls);
     else
         tcache_free_slow(p, cls);
+    purger_kick();
 }
 
 #endif

@@ -44,6 +44,12 @@ static void purge_pass(uint64_t delay_ns)
     uint64_t horizon = hard ? now : now > delay_ns ? now - delay_ns : 0; /* freed before: purge */
     enum os_purge_kind kind = opt_purge_kind();
 
+    /* Classes are judged before caches are drained into them. */
+    bool class_idle[SC_COUNT];
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        class_idle[c] = unchanged_since(central_activity(c), &class_activity[c], &class_changed_ns[c], now) &&
+                        (hard || class_changed_ns[c] <= horizon);
+
     static uint64_t empty[MAX_IDS], full[MAX_IDS];
     unsigned ids = frontend_misses(empty, full, MAX_IDS);
     for (unsigned id = 0; id < ids; id++)
@@ -52,11 +58,10 @@ static void purge_pass(uint64_t delay_ns)
             frontend_drain_id(id);
 
     for (unsigned c = 0; c < SC_COUNT; c++) {
-        bool idle = unchanged_since(central_activity(c), &class_activity[c], &class_changed_ns[c], now) &&
-                    (hard || class_changed_ns[c] <= horizon);
-        /* An idle class's batches are as old as the delay: they go back to
-         * their superblocks, and what empties is purged with no more wait. */
-        central_trim_class(c, idle, idle ? now : horizon, kind);
+        /* An idle class's batches (and what idle caches just gave it) are
+         * as old as the delay: back to their superblocks, and what empties
+         * is purged with no more wait. */
+        central_trim_class(c, class_idle[c], class_idle[c] ? now : horizon, kind);
         /* Our own draining is not the program's traffic. */
         class_activity[c] = central_activity(c);
     }

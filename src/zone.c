@@ -7,7 +7,8 @@
  * 0x7f..); aligned to the region size so zone arithmetic stays simple. */
 #define REGION_HINT ((uintptr_t)1 << 44)
 /* The start of each zone holds its descriptor array, then the superblocks'
- * bitmaps, each at a fixed stride; superblocks follow. */
+ * bitmaps (room for the largest; packed at the class's own bitmap size, so
+ * few pages of them are touched), then the superblocks. */
 #define SUPERBLOCKS_PER_ZONE (ZONE_SIZE / SB_SIZE)
 #define DESCRIPTOR_AREA (SUPERBLOCKS_PER_ZONE * sizeof(struct superblock))
 #define BITMAP_AREA (SUPERBLOCKS_PER_ZONE * SB_BITMAP_BYTES)
@@ -45,10 +46,15 @@ bool zone_active(void)
     return zone_region_base != ZONE_NO_REGION;
 }
 
+static size_t bitmap_stride(unsigned cls)
+{
+    return (sc_info[cls].blocks + 63) / 64 * sizeof(uint64_t);
+}
+
 uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start)
 {
     uintptr_t index = (start - zone_base(cls)) >> SB_SHIFT;
-    return (uint64_t *)(zone_base(cls) + DESCRIPTOR_AREA + index * SB_BITMAP_BYTES);
+    return (uint64_t *)(zone_base(cls) + DESCRIPTOR_AREA + index * bitmap_stride(cls));
 }
 
 /* Commits [start, start + size) rounded out to pages. */
@@ -66,8 +72,8 @@ static bool commit_superblocks(unsigned cls)
     uintptr_t base = zone_base(cls);
     if (!commit_range(base + first * sizeof(struct superblock),
                       COMMIT_SUPERBLOCKS * sizeof(struct superblock)) ||
-        !commit_range(base + DESCRIPTOR_AREA + first * SB_BITMAP_BYTES,
-                      COMMIT_SUPERBLOCKS * SB_BITMAP_BYTES) ||
+        !commit_range(base + DESCRIPTOR_AREA + first * bitmap_stride(cls),
+                      COMMIT_SUPERBLOCKS * bitmap_stride(cls)) ||
         !commit_range(base + (first << SB_SHIFT), COMMIT_SUPERBLOCKS * SB_SIZE))
         return false;
     committed_superblocks[cls] = first + COMMIT_SUPERBLOCKS;

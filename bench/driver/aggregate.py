@@ -1,5 +1,6 @@
 """From repeated runs to table cells: medians per (benchmark, allocator,
-threads), and each allocator's geometric mean relative to the best."""
+threads), each allocator's geometric mean score relative to the best, and
+its geometric mean peak RSS relative to the leanest."""
 
 from __future__ import annotations
 
@@ -105,3 +106,44 @@ def summarise(runs: list[Run], benchmarks, allocators: list[str]) -> list[Summar
     summary = [Summary(allocator, geometric_mean(common_ratios[allocator]), geometric_mean(ratios[allocator]),
                        len(ratios[allocator]), wins[allocator], failures[allocator]) for allocator in allocators]
     return sorted(summary, key=lambda s: (-(s.common_mean or 0.0), -(s.own_mean or 0.0)))
+
+
+@dataclass
+class PeakRssSummary:
+    allocator: str
+    common_mean: float | None  # peak RSS / the leanest's, over cells every allocator completed (1.0 = leanest)
+    own_mean: float | None  # the same over the cells this allocator completed
+    cells_measured: int
+    cells_leanest: int
+
+
+def summarise_peak_rss(runs: list[Run], benchmarks, allocators: list[str]) -> list[PeakRssSummary]:
+    """Peak RSS (the median over repeats of rusage-run's max_rss_kib) of
+    every benchmark x thread-count cell, divided by the smallest of that
+    cell, and the geometric mean of those ratios: lower is better."""
+    table = cells(runs)
+    ratios: dict[str, list[float]] = defaultdict(list)
+    common_ratios: dict[str, list[float]] = defaultdict(list)
+    leanest: dict[str, int] = defaultdict(int)
+    for benchmark in benchmarks:
+        thread_counts = sorted({threads for (name, _, threads) in table if name == benchmark.name})
+        for threads in thread_counts:
+            peaks = {}
+            for allocator in allocators:
+                cell = table.get((benchmark.name, allocator, threads))
+                peak = cell.median("max_rss_kib") if cell else None
+                if peak is not None and peak > 0:
+                    peaks[allocator] = peak
+            if not peaks:
+                continue
+            smallest = min(peaks.values())
+            complete = len(peaks) == len(allocators)
+            for allocator, peak in peaks.items():
+                ratios[allocator].append(peak / smallest)
+                if complete:
+                    common_ratios[allocator].append(peak / smallest)
+                if peak == smallest:
+                    leanest[allocator] += 1
+    summary = [PeakRssSummary(allocator, geometric_mean(common_ratios[allocator]), geometric_mean(ratios[allocator]),
+                              len(ratios[allocator]), leanest[allocator]) for allocator in allocators]
+    return sorted(summary, key=lambda s: (s.common_mean or math.inf, s.own_mean or math.inf))

@@ -1,14 +1,17 @@
 """The Markdown report: one table per benchmark (allocator x threads), the
-summary of geometric means relative to the best, seed 003's speedup and
+summary of geometric means relative to the best, the geometric means of
+peak RSS relative to the leanest, the memory benchmarks' own numbers, seed
+003's speedup and
 scalability for pound, a Table 2-like block of execution characteristics for
 mmicro, seed 000's Table 3 across corealloc's ablation builds, and every
 failure with its reason."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from aggregate import Cell, cells, summarise
+from aggregate import Cell, cells, summarise, summarise_peak_rss
 from allocators import ABLATION_LABELS
 from benchmarks import TABLE3, Benchmark
 from runner import Run
@@ -173,6 +176,102 @@ def table3_section(runs: list[Run], allocators_in_table3: list[str], thread_coun
                      "front end"], rows))
 
 
+def field_value(run: Run, key: str) -> float | None:
+    """A number of the run's RESULT line, None when absent or not a number."""
+    try:
+        return float(run.fields[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def peak_rss_summary(runs: list[Run], benchmarks: list[Benchmark], allocators: list[str]) -> list[str]:
+    def ratio(value: float | None) -> str:
+        return "" if value is None else f"{value:.2f}"
+
+    rows = [[s.allocator, ratio(s.common_mean), ratio(s.own_mean), str(s.cells_measured), str(s.cells_leanest)]
+            for s in summarise_peak_rss(runs, benchmarks, allocators) if s.cells_measured]
+    if not rows:
+        return []
+    return (["### Peak RSS", "",
+             "Geometric mean of each allocator's peak RSS (rusage of the benchmark process, median over repeats) "
+             "relative to the leanest allocator in each benchmark x thread-count cell, over every benchmark of the "
+             "run, speed and memory alike: 1.00 = leanest everywhere, lower is better. First over the cells that "
+             "every allocator completed, then over the cells this allocator completed.", ""]
+            + table(["allocator", "peak RSS vs leanest (common cells)", "peak RSS vs leanest (own cells)", "cells",
+                     "leanest in"], rows))
+
+
+def memory_section(table_cells, allocators: list[str], benchmarks: list[Benchmark]) -> list[str]:
+    """The memory benchmarks' numbers besides their scores, per allocator
+    (medians over repeats)."""
+    names = {b.name for b in benchmarks if b.memory}
+    if not names:
+        return []
+
+    def rows_for(name: str, columns) -> list[list[str]]:
+        rows = []
+        for allocator in allocators:
+            cell = table_cells.get((name, allocator, 1))
+            if cell is None:
+                continue
+            if cell.value is None:
+                rows.append([allocator] + [(cell.failure or "").upper()] + [""] * (len(columns) - 1))
+                continue
+            rows.append([allocator] + [text(cell.median_of(extract)) for extract, text in columns])
+        return rows
+
+    def number(digits: int):
+        return lambda v: "" if v is None else f"{v:.{digits}f}"
+
+    def field(key: str):
+        return lambda run: field_value(run, key)
+
+    def return_time(run: Run) -> float | None:
+        value = field_value(run, "return_ms")
+        return None if value is None else math.inf if value < 0 else value
+
+    lines = ["## Memory", ""]
+    if "rss-return" in names:
+        rows = rows_for("rss-return", [
+            (field("baseline_mib"), number(1)), (field("peak_mib"), number(1)), (field("end_of_frees_mib"), number(1)),
+            (field("after_mib"), number(1)), (field("returned_pct"), number(1)),
+            (return_time, lambda v: "" if v is None else "never" if math.isinf(v) else f"{v:.0f}")])
+        window = {run.fields.get("window_s") for cell in table_cells.values() for run in cell.ok_runs
+                  if run.benchmark == "rss-return"}
+        if rows:
+            lines += ["### rss-return", "",
+                      f"RSS in MiB: the baseline after a warm-up, the peak with every block live, right after the last "
+                      f"free, and at the end of the {', '.join(sorted(w for w in window if w))} s window while the "
+                      "process sleeps; the share of the excess returned by then; and the time from the last free until "
+                      "RSS was within 5% + 1 MiB of the baseline (never: not within the window).", ""]
+            lines += table(["allocator", "baseline", "peak", "after frees", "end of window", "returned %",
+                            "back to baseline (ms)"], rows)
+    if "tiny-objects" in names:
+        rows = rows_for("tiny-objects", [
+            (field("rss_before_mib"), number(1)), (field("rss_after_mib"), number(1)),
+            (field("bytes_per_object"), number(1)), (field("rss_per_requested_byte"), number(2)),
+            (field("rss_after_free_mib"), number(1))])
+        if rows:
+            lines += ["### tiny-objects", "",
+                      "Seed 003's Listing One: RSS in MiB before and after 1,000,000 live `malloc(8)` blocks, the RSS "
+                      "cost per block and per requested byte, and RSS once they are all freed.", ""]
+            lines += table(["allocator", "RSS before", "RSS after", "bytes per object", "RSS per requested byte",
+                            "RSS after free"], rows)
+    if "thread-churn" in names:
+        rows = rows_for("thread-churn", [
+            (field("baseline_mib"), number(1)), (field("rss_first_decile_mib"), number(1)),
+            (field("rss_last_decile_mib"), number(1)), (field("peak_mib"), number(1)),
+            (field("growth_ratio"), number(2)), (field("threads_per_sec"), human)])
+        if rows:
+            lines += ["### thread-churn", "",
+                      "RSS in MiB before any thread, after the first and after the last tenth of the threads had "
+                      "exited, and the process's peak; growth = last / first (1.00 = flat); thread lifetimes per "
+                      "second.", ""]
+            lines += table(["allocator", "baseline", "first tenth", "last tenth", "peak", "growth", "threads/s"],
+                           rows)
+    return lines if len(lines) > 2 else []
+
+
 def failures_section(runs: list[Run]) -> list[str]:
     failed = [r for r in runs if r.status in ("failed", "timeout")]
     if not failed:
@@ -187,19 +286,27 @@ def write(path: Path, *, runs: list[Run], benchmarks: list[Benchmark], allocator
           header_lines: list[str], plots: list[Path], cpus: int) -> None:
     table_cells = cells(runs)
     lines = ["# corealloc benchmark report", ""] + header_lines + [""]
+    speed_benchmarks = [b for b in benchmarks if not b.memory]
     lines += ["## Summary", "",
               "Geometric mean of each allocator's score relative to the best allocator in each benchmark x "
               "thread-count cell (1.00 = best everywhere): first over the cells that every allocator completed, "
               "then over the cells this allocator completed. A run that crashed or timed out leaves its cell out "
-              "of both for that allocator and is counted under failed runs.", ""]
+              "of both for that allocator and is counted under failed runs. The memory benchmarks are left out of "
+              "this table (their scores are not speeds): they are under Memory, and in the peak RSS table below.",
+              ""]
 
     def ratio(value: float | None) -> str:
         return "" if value is None else f"{value:.2f}"
 
     summary_rows = [[s.allocator, ratio(s.common_mean), ratio(s.own_mean), str(s.cells_measured), str(s.cells_won),
-                     str(s.failed_runs)] for s in summarise(runs, benchmarks, allocators)]
-    lines += table(["allocator", "geomean vs best (common cells)", "geomean vs best (own cells)", "cells",
-                    "best in", "failed runs"], summary_rows)
+                     str(s.failed_runs)] for s in summarise(runs, speed_benchmarks, allocators)]
+    if speed_benchmarks:
+        lines += table(["allocator", "geomean vs best (common cells)", "geomean vs best (own cells)", "cells",
+                        "best in", "failed runs"], summary_rows)
+    else:
+        lines += ["No speed benchmark in this run.", ""]
+    lines += peak_rss_summary(runs, benchmarks, allocators)
+    lines += memory_section(table_cells, allocators, benchmarks)
     lines += ["## Benchmarks", ""]
     for benchmark in benchmarks:
         lines += benchmark_section(benchmark, table_cells, allocators, thread_counts)

@@ -74,7 +74,10 @@ def expected_seconds(benchmark: Benchmark, scale: Scale) -> float:
         return {"redis": 1.0 + 8 * scale.work, "python": 0.3 + 5 * scale.work, "gcc": 0.3 + 12 * scale.work}[
             benchmark.name]
     arguments = benchmark.arguments(1, scale)
-    return 0.05 + (scale.seconds if "-d" in arguments else 0.5 * scale.work)
+    seconds = 0.05 + (scale.seconds if "-d" in arguments else 0.5 * scale.work)
+    if "-w" in arguments:  # rss-return sleeps through its observation window
+        seconds += float(arguments[arguments.index("-w") + 1])
+    return seconds
 
 
 def plan(benchmarks: list[Benchmark], compared: list[Allocator], thread_counts: list[int], repeat: int,
