@@ -3,6 +3,7 @@
 #include "meta.h"
 #include "options.h"
 #include "pagemap.h"
+#include "stats.h"
 
 static size_t resident, resident_peak, lazy;
 static size_t limit, pressure;
@@ -36,10 +37,7 @@ bool footprint_charge(size_t bytes)
         __atomic_sub_fetch(&resident, bytes, __ATOMIC_RELAXED);
         return false;
     }
-    size_t peak = __atomic_load_n(&resident_peak, __ATOMIC_RELAXED);
-    while (now > peak && !__atomic_compare_exchange_n(&resident_peak, &peak, now, true,
-                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    stats_raise_peak(&resident_peak, now);
     return true;
 }
 

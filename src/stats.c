@@ -19,7 +19,7 @@
 static size_t mapped, mapped_peak, held, held_peak;
 static uint64_t purged_total, invalid_frees;
 
-static void raise_peak(size_t *peak, size_t now)
+void stats_raise_peak(size_t *peak, size_t now)
 {
     size_t seen = __atomic_load_n(peak, __ATOMIC_RELAXED);
     while (now > seen &&
@@ -29,14 +29,14 @@ static void raise_peak(size_t *peak, size_t now)
 
 void stats_add_mapped(size_t bytes)
 {
-    raise_peak(&mapped_peak, __atomic_add_fetch(&mapped, bytes, __ATOMIC_RELAXED));
+    stats_raise_peak(&mapped_peak, __atomic_add_fetch(&mapped, bytes, __ATOMIC_RELAXED));
 }
 
 void stats_add_held(ptrdiff_t bytes)
 {
     size_t now = __atomic_add_fetch(&held, (size_t)bytes, __ATOMIC_RELAXED);
     if (bytes > 0)
-        raise_peak(&held_peak, now);
+        stats_raise_peak(&held_peak, now);
 }
 
 void stats_add_purged(size_t bytes) { __atomic_add_fetch(&purged_total, bytes, __ATOMIC_RELAXED); }

@@ -8,6 +8,8 @@
 
 #include "footprint.h"
 
+/* Lifts *peak to now if now is higher (concurrent callers welcome). */
+void stats_raise_peak(size_t *peak, size_t now);
 void stats_add_mapped(size_t bytes);
 void stats_add_purged(size_t bytes);
 /* Bytes of blocks handed out of superblocks and large blocks in use (what the

@@ -76,35 +76,50 @@ def geometric_mean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
-def summarise(runs: list[Run], benchmarks, allocators: list[str]) -> list[Summary]:
+@dataclass
+class CellRatios:
+    all_cells: dict[str, list[float]]  # per allocator, its ratio in every cell it completed
+    common_cells: dict[str, list[float]]  # the same, over cells every allocator completed
+    best_in: dict[str, int]  # cells where its ratio is 1.0
+
+
+def ratios_per_cell(runs: list[Run], benchmarks, allocators: list[str], measure, ratio) -> CellRatios:
+    """For every benchmark x thread-count cell: measure(cell) per allocator
+    (positive values only), turned into ratios by ratio(values, benchmark),
+    where 1.0 marks the best of the cell."""
     table = cells(runs)
-    ratios: dict[str, list[float]] = defaultdict(list)
-    common_ratios: dict[str, list[float]] = defaultdict(list)
-    wins: dict[str, int] = defaultdict(int)
+    result = CellRatios(defaultdict(list), defaultdict(list), defaultdict(int))
     for benchmark in benchmarks:
         thread_counts = sorted({threads for (name, _, threads) in table if name == benchmark.name})
         for threads in thread_counts:
             values = {}
             for allocator in allocators:
                 cell = table.get((benchmark.name, allocator, threads))
-                value = cell.value if cell else None
+                value = measure(cell) if cell else None
                 if value is not None and value > 0:
                     values[allocator] = value
             if not values:
                 continue
             complete = len(values) == len(allocators)
-            for allocator, ratio in relative_to_best(values, benchmark.higher_is_better).items():
-                ratios[allocator].append(ratio)
+            for allocator, r in ratio(values, benchmark).items():
+                result.all_cells[allocator].append(r)
                 if complete:
-                    common_ratios[allocator].append(ratio)
-                if ratio == 1.0:
-                    wins[allocator] += 1
+                    result.common_cells[allocator].append(r)
+                if r == 1.0:
+                    result.best_in[allocator] += 1
+    return result
+
+
+def summarise(runs: list[Run], benchmarks, allocators: list[str]) -> list[Summary]:
+    r = ratios_per_cell(runs, benchmarks, allocators, lambda cell: cell.value,
+                        lambda values, benchmark: relative_to_best(values, benchmark.higher_is_better))
     failures: dict[str, int] = defaultdict(int)
     for run in runs:
         if run.status in ("failed", "timeout"):
             failures[run.allocator] += 1
-    summary = [Summary(allocator, geometric_mean(common_ratios[allocator]), geometric_mean(ratios[allocator]),
-                       len(ratios[allocator]), wins[allocator], failures[allocator]) for allocator in allocators]
+    summary = [Summary(allocator, geometric_mean(r.common_cells[allocator]), geometric_mean(r.all_cells[allocator]),
+                       len(r.all_cells[allocator]), r.best_in[allocator], failures[allocator])
+               for allocator in allocators]
     return sorted(summary, key=lambda s: (-(s.common_mean or 0.0), -(s.own_mean or 0.0)))
 
 
@@ -121,29 +136,9 @@ def summarise_peak_rss(runs: list[Run], benchmarks, allocators: list[str]) -> li
     """Peak RSS (the median over repeats of rusage-run's max_rss_kib) of
     every benchmark x thread-count cell, divided by the smallest of that
     cell, and the geometric mean of those ratios: lower is better."""
-    table = cells(runs)
-    ratios: dict[str, list[float]] = defaultdict(list)
-    common_ratios: dict[str, list[float]] = defaultdict(list)
-    leanest: dict[str, int] = defaultdict(int)
-    for benchmark in benchmarks:
-        thread_counts = sorted({threads for (name, _, threads) in table if name == benchmark.name})
-        for threads in thread_counts:
-            peaks = {}
-            for allocator in allocators:
-                cell = table.get((benchmark.name, allocator, threads))
-                peak = cell.median("max_rss_kib") if cell else None
-                if peak is not None and peak > 0:
-                    peaks[allocator] = peak
-            if not peaks:
-                continue
-            smallest = min(peaks.values())
-            complete = len(peaks) == len(allocators)
-            for allocator, peak in peaks.items():
-                ratios[allocator].append(peak / smallest)
-                if complete:
-                    common_ratios[allocator].append(peak / smallest)
-                if peak == smallest:
-                    leanest[allocator] += 1
-    summary = [PeakRssSummary(allocator, geometric_mean(common_ratios[allocator]), geometric_mean(ratios[allocator]),
-                              len(ratios[allocator]), leanest[allocator]) for allocator in allocators]
+    r = ratios_per_cell(runs, benchmarks, allocators, lambda cell: cell.median("max_rss_kib"),
+                        lambda peaks, _: {name: peak / min(peaks.values()) for name, peak in peaks.items()})
+    summary = [PeakRssSummary(allocator, geometric_mean(r.common_cells[allocator]),
+                              geometric_mean(r.all_cells[allocator]), len(r.all_cells[allocator]),
+                              r.best_in[allocator]) for allocator in allocators]
     return sorted(summary, key=lambda s: (s.common_mean or math.inf, s.own_mean or math.inf))
