@@ -4,32 +4,13 @@
 #include "diag.h"
 #include <string.h>
 
+#include "batchpool.h"
 #include "lock.h"
-#include "meta.h"
 #include "options.h"
 #include "os.h"
 #include "sizeclass.h"
 #include "stats.h"
 #include "superblock.h"
-
-/* A batch travels as an array of pointers in a node of its own, so moving
- * it between caches and the central layer never touches the objects (which
- * are often cold by then). Nodes come from metadata memory, are never
- * unmapped, and are recycled through a shared stack of empty nodes. */
-
-struct batch {
-    struct batch *next; /* on a stack */
-    uint32_t count;
-    void *objects[SC_BATCH_MAX];
-};
-
-/* Treiber stack head: low 64 bits the top node, high 64 bits a tag that
- * changes on every pop, so a node popped and pushed again between a reader's
- * load and its CAS is noticed (no ABA). Replaced by one 16-byte CAS. */
-typedef unsigned __int128 stack_word;
-struct stack {
-    _Alignas(16) volatile stack_word head;
-};
 
 struct central {
     struct stack full;  /* batches of exactly the class's batch size */
@@ -42,7 +23,6 @@ struct central {
 } __attribute__((aligned(64)));
 
 static struct central classes[SC_COUNT];
-static struct stack empty_nodes;
 
 /* More than this many bytes of a class parked centrally go back to their
  * superblocks (so those can empty and be purged). */
@@ -60,54 +40,7 @@ void central_init(void)
         lock_reset(&classes[c].lock);
         lock_register_for_fork(&classes[c].lock);
     }
-}
-
-static void stack_push(struct stack *st, struct batch *b)
-{
-    stack_word old = st->head, seen;
-    for (;;) {
-        b->next = (struct batch *)(uintptr_t)old;
-        stack_word desired = ((old >> 64) << 64) | (uintptr_t)b;
-        seen = __sync_val_compare_and_swap(&st->head, old, desired);
-        if (seen == old)
-            return;
-        old = seen;
-    }
-}
-
-static struct batch *stack_pop(struct stack *st)
-{
-    stack_word old = st->head, seen;
-    for (;;) {
-        struct batch *top = (struct batch *)(uintptr_t)old;
-        if (!top)
-            return NULL;
-        /* top may be popped and reused meanwhile: reading its link is
-         * harmless (nodes stay mapped) and the tag makes the CAS fail. */
-        struct batch *next = __atomic_load_n(&top->next, __ATOMIC_RELAXED);
-        stack_word desired = (((old >> 64) + 1) << 64) | (uintptr_t)next;
-        seen = __sync_val_compare_and_swap(&st->head, old, desired);
-        if (seen == old)
-            return top;
-        old = seen;
-    }
-}
-
-/* Nodes are made NODE_CHUNK at a time, so the metadata lock is met once
- * per that many batches in flight, not on every spill. */
-#define NODE_CHUNK 64
-
-static struct batch *node_get(void)
-{
-    struct batch *b = stack_pop(&empty_nodes);
-    if (b)
-        return b;
-    struct batch *chunk = meta_alloc(NODE_CHUNK * sizeof(struct batch));
-    if (!chunk)
-        return NULL; /* the caller returns the objects to superblocks instead */
-    for (unsigned i = 1; i < NODE_CHUNK; i++)
-        stack_push(&empty_nodes, &chunk[i]);
-    return &chunk[0];
+    batchpool_init();
 }
 
 /* Puts one object back into its superblock; false for a double free.
@@ -168,7 +101,7 @@ static void return_objects(struct central *ce, unsigned cls, void *const *objs, 
 static void return_batch(struct central *ce, unsigned cls, struct batch *b)
 {
     return_objects(ce, cls, b->objects, b->count);
-    stack_push(&empty_nodes, b);
+    batchpool_put(b);
 }
 
 unsigned central_alloc(unsigned cls, void **out, unsigned n)
@@ -181,7 +114,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
             __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
             memcpy(out, b->objects, b->count * sizeof(void *));
             got = b->count;
-            stack_push(&empty_nodes, b);
+            batchpool_put(b);
             __atomic_fetch_add(&ce->refills, 1, __ATOMIC_RELAXED);
             return got;
         }
@@ -238,7 +171,7 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
     __atomic_fetch_add(&ce->spills, 1, __ATOMIC_RELAXED);
     /* Tight mode parks nothing: free blocks are in their superblocks, where
      * the lowest-address-first order can find them. */
-    struct batch *b = n == sc_info[cls].batch && !opt.tight ? node_get() : NULL;
+    struct batch *b = n == sc_info[cls].batch && !opt.tight ? batchpool_get() : NULL;
     if (b) {
         memcpy(b->objects, objs, n * sizeof(void *));
         b->count = n;
@@ -272,7 +205,7 @@ size_t central_trim(void)
     size_t released = 0;
     for (unsigned c = 0; c < SC_COUNT; c++)
         released += central_trim_class(c, true, UINT64_MAX, OS_PURGE_DONTNEED);
-    return released;
+    return released + batchpool_release();
 }
 
 uint64_t central_activity(unsigned cls)

@@ -1,5 +1,6 @@
 #include "footprint.h"
 
+#include "batchpool.h"
 #include "meta.h"
 #include "options.h"
 #include "pagemap.h"
@@ -27,7 +28,7 @@ void footprint_init(void)
 /* Metadata is resident too, though it is never refused. */
 static size_t metadata_bytes(void)
 {
-    return meta_bytes_mapped() + pagemap_bytes_mapped();
+    return meta_bytes_mapped() + pagemap_bytes_mapped() + batchpool_bytes_resident();
 }
 
 bool footprint_charge(size_t bytes)

@@ -96,6 +96,9 @@ static size_t purge_span(struct span *s, enum os_purge_kind kind)
     if (!released)
         return 0;
     os_purge((void *)s->start, span_bytes(s), kind);
+    /* Only the first and last pages of a free span are looked up. */
+    if (s->pages > 2)
+        pagemap_forget_range(s->start + OS_PAGE_SIZE, span_bytes(s) - 2 * OS_PAGE_SIZE);
     stats_add_purged(released);
     footprint_uncharge(s->resident);
     if (kind == OS_PURGE_FREE) {

@@ -85,6 +85,29 @@ bool pagemap_set(uintptr_t addr, uintptr_t value)
     return pagemap_set_range(addr, 1, value);
 }
 
+/* Entries held by one page of a leaf. */
+#define ENTRIES_PER_PAGE (OS_PAGE_SIZE / sizeof(uintptr_t))
+
+void pagemap_forget_range(uintptr_t addr, size_t size)
+{
+    if ((addr + size) >> ADDRESS_BITS)
+        return;
+    /* Whole leaf pages inside the range only: their neighbours' entries may
+     * still be read. */
+    uintptr_t page = ((addr >> OS_PAGE_SHIFT) + ENTRIES_PER_PAGE - 1) & ~(uintptr_t)(ENTRIES_PER_PAGE - 1);
+    uintptr_t end = ((addr + size) >> OS_PAGE_SHIFT) & ~(uintptr_t)(ENTRIES_PER_PAGE - 1);
+    while (page < end) {
+        uintptr_t stop = (page | LEVEL_MASK) + 1;
+        if (stop > end)
+            stop = end;
+        struct node *n = __atomic_load_n(&root[page >> (2 * LEVEL_BITS)], __ATOMIC_ACQUIRE);
+        struct leaf *l = n ? __atomic_load_n(&n->leaf[(page >> LEVEL_BITS) & LEVEL_MASK], __ATOMIC_ACQUIRE) : NULL;
+        if (l)
+            os_purge(&l->entry[page & LEVEL_MASK], (stop - page) * sizeof(uintptr_t), OS_PURGE_DONTNEED);
+        page = stop;
+    }
+}
+
 size_t pagemap_bytes_mapped(void)
 {
     return __atomic_load_n(&bytes_mapped, __ATOMIC_RELAXED);

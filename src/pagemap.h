@@ -18,6 +18,10 @@ uintptr_t pagemap_get(uintptr_t addr);
  * memory cannot be had. */
 bool pagemap_set_range(uintptr_t addr, size_t size, uintptr_t value);
 bool pagemap_set(uintptr_t addr, uintptr_t value);
+/* The entries of [addr, addr + size) will not be read until set again (the
+ * inside of a free span): the map's own pages that hold only such entries go
+ * back to the OS and read as 0. The caller owns the range, as a writer. */
+void pagemap_forget_range(uintptr_t addr, size_t size);
 size_t pagemap_bytes_mapped(void);
 
 #endif

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include "batchpool.h"
 #include "central.h"
 #include "frontend.h"
 #include "large.h"
@@ -65,6 +66,8 @@ static void purge_pass(uint64_t delay_ns)
         /* Our own draining is not the program's traffic. */
         class_activity[c] = central_activity(c);
     }
+    /* Nodes of the batches just drained, once whole chunks are empty. */
+    batchpool_release();
     large_trim(horizon, kind);
 }
 

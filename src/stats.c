@@ -8,10 +8,8 @@
 #include "frontend.h"
 #include "rseq.h"
 #include "large.h"
-#include "meta.h"
 #include "options.h"
 #include "os.h"
-#include "pagemap.h"
 #include "purger.h"
 #include "superblock.h"
 #include "zone.h"
@@ -64,12 +62,12 @@ void stats_totals(struct stats_totals *t)
     t->in_use = (t->small_out_bytes > parked ? t->small_out_bytes - parked : 0) + t->large_in_use;
     t->mapped = stats_mapped();
     t->mapped_peak = __atomic_load_n(&mapped_peak, __ATOMIC_RELAXED);
-    t->metadata = meta_bytes_mapped() + pagemap_bytes_mapped();
+    footprint_stats(&t->footprint);
+    t->metadata = t->footprint.metadata;
     t->retained_empty = sb_bytes_retained();
     t->purged_total = __atomic_load_n(&purged_total, __ATOMIC_RELAXED);
     t->held = __atomic_load_n(&held, __ATOMIC_RELAXED);
     t->held_peak = __atomic_load_n(&held_peak, __ATOMIC_RELAXED);
-    footprint_stats(&t->footprint);
 }
 
 /* An snprintf that appends and keeps counting past the end. */
