@@ -233,7 +233,7 @@ void *alloc_realloc(void *p, size_t size)
 
 void *alloc_aligned(size_t alignment, size_t size)
 {
-    if (alignment <= 16)
+    if (alignment <= SC_MIN_SIZE || (alignment <= SC_ALIGN && size > SC_MIN_SIZE))
         return alloc_malloc(size);
     alloc_ensure_init();
     size_t need = size > alignment ? size : alignment;

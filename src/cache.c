@@ -32,15 +32,34 @@ void cache_slab_format(void **slab)
     }
 }
 
+/* Bytes the slab's stacks may hold at their current capacities. */
+static size_t slab_bytes_room(void **slab)
+{
+    size_t bytes = 0;
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        struct cache_hdr *h = cache_hdr(slab, c);
+        bytes += (size_t)(h->end - h->begin) * sc_info[c].size;
+    }
+    return bytes;
+}
+
 void *cache_refill_pop(void **slab, unsigned cls, size_t budget)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
     if (h->top > h->begin) /* filled meanwhile, e.g. by a nested allocation */
         return slab[--h->top];
+    unsigned batch = sc_info[cls].batch, size = sc_info[cls].size;
+    /* Allocation demand lets the stack grow by a batch while all stacks
+     * together could still hold no more than the budget: room for what this
+     * thread allocates, not for what it only frees. */
+    if (h->end < h->limit && !opt.tight && slab_bytes_room(slab) + (size_t)batch * size <= budget) {
+        unsigned end = h->end + batch;
+        h->end = (uint16_t)(end < h->limit ? end : h->limit);
+    }
     /* A small budget (many threads sharing one) takes small refills: at
      * most an eighth of it per class. */
-    unsigned n = sc_info[cls].batch;
-    size_t most = budget / 8 / sc_info[cls].size;
+    unsigned n = batch;
+    size_t most = budget / 8 / size;
     if (most < n)
         n = most ? (unsigned)most : 1;
     unsigned got = central_alloc(cls, &slab[h->top], n);
@@ -55,32 +74,25 @@ void cache_spill_push(void **slab, unsigned cls, void *p, size_t budget)
     struct cache_hdr *h = cache_hdr(slab, cls);
     unsigned batch = sc_info[cls].batch, size = sc_info[cls].size;
     if (h->top >= h->end) {
-        size_t held = cache_slab_bytes_held(slab);
+        /* Spilling a batch makes room; over the budget (a share that
+         * shrinks as threads multiply), the stack shrinks to an eighth of
+         * it, possibly to nothing. */
         unsigned capacity = h->end - h->begin;
-        if (h->end < h->limit && !opt.tight && held + (size_t)batch * size <= budget) {
-            /* Demand lets the stack grow by a batch, within the budget. */
-            unsigned end = h->end + batch;
-            h->end = (uint16_t)(end < h->limit ? end : h->limit);
-        } else {
-            /* Over the budget (a share that shrinks as threads multiply),
-             * the stack shrinks to an eighth of it, possibly to nothing;
-             * otherwise spilling a batch makes room. */
-            unsigned keep = capacity > batch ? capacity - batch : 0;
-            if (held > budget && budget / 8 / size < capacity) {
-                capacity = (unsigned)(budget / 8 / size);
-                keep = capacity ? capacity - 1 : 0;
-            }
-            while (cache_count(slab, cls) > keep) {
-                unsigned n = cache_count(slab, cls) - keep;
-                n = n < batch ? n : batch;
-                central_free(cls, &slab[h->top - n], n);
-                h->top = (uint16_t)(h->top - n);
-            }
-            h->end = (uint16_t)(h->begin + capacity);
-            if (!capacity) {
-                central_free(cls, &p, 1);
-                return;
-            }
+        unsigned keep = capacity > batch ? capacity - batch : 0;
+        if (cache_slab_bytes_held(slab) > budget && budget / 8 / size < capacity) {
+            capacity = (unsigned)(budget / 8 / size);
+            keep = capacity ? capacity - 1 : 0;
+        }
+        while (cache_count(slab, cls) > keep) {
+            unsigned n = cache_count(slab, cls) - keep;
+            n = n < batch ? n : batch;
+            central_free(cls, &slab[h->top - n], n);
+            h->top = (uint16_t)(h->top - n);
+        }
+        h->end = (uint16_t)(h->begin + capacity);
+        if (!capacity) {
+            central_free(cls, &p, 1);
+            return;
         }
     }
     slab[h->top++] = p;

@@ -48,9 +48,9 @@ static inline unsigned cache_count(void **slab, unsigned cls)
 }
 
 /* Slow paths of a single-owner slab holding about budget bytes at most:
- * refill an empty stack from the central layer and pop (NULL when out of
- * memory); make room (grow the capacity while the slab holds less than
- * budget bytes, else spill a batch) and push. */
+ * refill an empty stack from the central layer (growing its capacity while
+ * the slab holds less than budget bytes) and pop (NULL when out of memory);
+ * spill a batch to make room and push. */
 void *cache_refill_pop(void **slab, unsigned cls, size_t budget);
 void cache_spill_push(void **slab, unsigned cls, void *p, size_t budget);
 

@@ -25,13 +25,15 @@ struct central {
 static struct central classes[SC_COUNT];
 
 /* More than this many bytes of a class parked centrally go back to their
- * superblocks (so those can empty and be purged). */
+ * superblocks (so those can empty and be purged); and more than this many
+ * batches, whose nodes would outweigh the tiniest objects they hold. */
 #define CENTRAL_BYTES_MAX ((uint32_t)2 << 20)
+#define CENTRAL_BATCHES_MAX 512u
 
 static uint32_t max_batches(unsigned cls)
 {
     uint32_t by_bytes = CENTRAL_BYTES_MAX / (sc_info[cls].size * sc_info[cls].batch);
-    return by_bytes < 4 ? 4 : by_bytes;
+    return by_bytes < 4 ? 4 : by_bytes > CENTRAL_BATCHES_MAX ? CENTRAL_BATCHES_MAX : by_bytes;
 }
 
 void central_init(void)

@@ -51,6 +51,24 @@ static void count_miss(uint64_t *counter)
     __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
+/* A stack that runs empty grows by a batch, up to its limit: room for what
+ * this CPU allocates, not for what it only frees (a consumer's frees would
+ * just be parked here). Growing needs no fence (a section that read the old
+ * end just saw less room) but must not race a drain, hence the lock; taken
+ * only if free, so no path waits for it. */
+static void grow_capacity(unsigned cls)
+{
+    if (opt.tight || !lock_try(&drain_lock)) /* tight: blocks wait in superblocks */
+        return;
+    void **slab = (void **)(cpucache_base + ((uintptr_t)rseq_current_id() << cpucache_shift));
+    struct cache_hdr *h = cache_hdr(slab, cls);
+    if (h->end < h->limit && h->begin != STOPPED_BEGIN) {
+        unsigned end = h->end + sc_info[cls].batch;
+        __atomic_store_n(&h->end, (uint16_t)(end < h->limit ? end : h->limit), __ATOMIC_RELEASE);
+    }
+    lock_release(&drain_lock);
+}
+
 void *cpucache_alloc_slow(unsigned cls)
 {
     void *p;
@@ -60,6 +78,7 @@ void *cpucache_alloc_slow(unsigned cls)
     if (p)
         return p;
     count_miss(&counters[rseq_current_id() % slab_count].misses_empty);
+    grow_capacity(cls);
     void *batch[SC_BATCH_MAX];
     unsigned n = sc_info[cls].batch;
     unsigned got = central_alloc(cls, batch, n);
@@ -73,25 +92,6 @@ void *cpucache_alloc_slow(unsigned cls)
     return batch[0];
 }
 
-/* A stack that overflows grows by a batch, up to its limit. Growing needs
- * no fence (a section that read the old end just saw less room) but must
- * not race a drain, hence the lock; taken only if free, so free() never
- * waits. Returns whether there is more room now. */
-static bool grow_capacity(unsigned cls)
-{
-    if (opt.tight || !lock_try(&drain_lock)) /* tight: blocks wait in superblocks */
-        return false;
-    void **slab = (void **)(cpucache_base + ((uintptr_t)rseq_current_id() << cpucache_shift));
-    struct cache_hdr *h = cache_hdr(slab, cls);
-    bool grown = h->end < h->limit && h->begin != STOPPED_BEGIN;
-    if (grown) {
-        unsigned end = h->end + sc_info[cls].batch;
-        __atomic_store_n(&h->end, (uint16_t)(end < h->limit ? end : h->limit), __ATOMIC_RELEASE);
-    }
-    lock_release(&drain_lock);
-    return grown;
-}
-
 void cpucache_free_slow(void *p, unsigned cls)
 {
     if (!rseq_thread_ready()) {
@@ -99,8 +99,6 @@ void cpucache_free_slow(void *p, unsigned cls)
         return;
     }
     count_miss(&counters[rseq_current_id() % slab_count].misses_full);
-    if (grow_capacity(cls) && rseq_cache_push(cpucache_base, cpucache_shift, cls, p))
-        return;
     void *batch[SC_BATCH_MAX];
     unsigned n = sc_info[cls].batch;
     unsigned got = rseq_cache_pop_batch(cpucache_base, cpucache_shift, cls, batch, n);

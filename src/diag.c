@@ -19,6 +19,15 @@ void diag_invalid_pointer(const char *call, const void *ptr, const char *why)
         os_abort();
 }
 
+void diag_fatal(const char *what)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, "corealloc: fatal: %s; aborting\n", what);
+    if (n > 0)
+        os_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    os_abort();
+}
+
 #ifdef COREALLOC_DEBUG
 void debug_assert_failed(const char *file, int line, const char *cond)
 {

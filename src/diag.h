@@ -5,5 +5,7 @@
 
 /* `call` names the API function, `why` says what is wrong with ptr. */
 void diag_invalid_pointer(const char *call, const void *ptr, const char *why);
+/* Reports what cannot go on, and aborts. */
+__attribute__((noreturn)) void diag_fatal(const char *what);
 
 #endif

@@ -2,7 +2,7 @@
 
 #include "os.h"
 
-#define MAX_FORK_LOCKS 1100 /* 72 classes, a few globals, ablation slabs */
+#define MAX_FORK_LOCKS 1100 /* 73 classes, a few globals, ablation slabs */
 
 static lock_t *fork_locks[MAX_FORK_LOCKS];
 static unsigned fork_lock_count;

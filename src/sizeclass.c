@@ -1,7 +1,7 @@
 #include "sizeclass.h"
 
 struct sizeclass_info sc_info[SC_COUNT];
-uint8_t sc_lut[SC_LUT_MAX / 16 + 1];
+uint8_t sc_lut[SC_LUT_MAX / SC_MIN_SIZE + 1];
 
 static unsigned clamp(unsigned v, unsigned lo, unsigned hi)
 {
@@ -10,9 +10,11 @@ static unsigned clamp(unsigned v, unsigned lo, unsigned hi)
 
 static size_t class_size(unsigned cls)
 {
-    if (cls < 8)
-        return 16u * (cls + 1);
-    unsigned doubling = (cls - 8) / 8, step = (cls - 8) % 8;
+    if (cls == 0)
+        return SC_MIN_SIZE;
+    if (cls <= 8)
+        return 16u * cls;
+    unsigned doubling = (cls - 9) / 8, step = (cls - 9) % 8;
     size_t base = (size_t)128 << doubling;
     return base + (step + 1) * (base / 8);
 }
@@ -31,8 +33,8 @@ void sizeclass_init(void)
         sc->batch = (uint16_t)clamp(sc->limit / 4u, 2, SC_BATCH_MAX);
     }
     unsigned cls = 0;
-    for (unsigned i = 0; i <= SC_LUT_MAX / 16; i++) {
-        size_t n = (size_t)i * 16;
+    for (unsigned i = 0; i <= SC_LUT_MAX / SC_MIN_SIZE; i++) {
+        size_t n = (size_t)i * SC_MIN_SIZE;
         while (class_size(cls) < n)
             cls++;
         sc_lut[i] = (uint8_t)cls;

@@ -1,16 +1,21 @@
-/* Size classes: 16-byte steps up to 128 bytes, then eight classes per power
- * of two (at most 12.5% apart) up to SMALL_MAX. Every class size is a
- * multiple of 16, and power-of-two sizes are classes, so a block of such a
- * class is aligned to its size within its superblock. */
+/* Size classes: an 8-byte class, then 16-byte steps up to 128 bytes, then
+ * eight classes per power of two (at most 12.5% apart) up to SMALL_MAX.
+ * Every class size above 8 is a multiple of 16, and power-of-two sizes are
+ * classes, so a block of such a class is aligned to its size within its
+ * superblock: requests of up to 8 bytes get 8-byte alignment (all an object
+ * that small can need), larger ones 16. */
 #ifndef COREALLOC_SIZECLASS_H
 #define COREALLOC_SIZECLASS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define SC_COUNT 72
+#define SC_COUNT 73
 #define SMALL_MAX ((size_t)32768)
 #define SC_LUT_MAX 1024
+/* The smallest class, and the alignment every larger request gets. */
+#define SC_MIN_SIZE 8
+#define SC_ALIGN 16
 /* Most objects moved between a cache and the central layer at once. */
 #define SC_BATCH_MAX 32
 /* Superblocks: aligned runs of blocks of one class. */
@@ -28,7 +33,7 @@ struct sizeclass_info {
 };
 
 extern struct sizeclass_info sc_info[SC_COUNT];
-extern uint8_t sc_lut[SC_LUT_MAX / 16 + 1];
+extern uint8_t sc_lut[SC_LUT_MAX / SC_MIN_SIZE + 1];
 
 void sizeclass_init(void);
 
@@ -36,10 +41,10 @@ void sizeclass_init(void);
 static inline unsigned sc_of(size_t n)
 {
     if (__builtin_expect(n <= SC_LUT_MAX, 1))
-        return sc_lut[(n + 15) >> 4];
+        return sc_lut[(n + SC_MIN_SIZE - 1) / SC_MIN_SIZE];
     size_t m = n - 1;
     unsigned e = 63u - (unsigned)__builtin_clzl(m); /* 2^e <= m < 2^(e+1), e >= 10 */
-    return 8u + (e - 7u) * 8u + (unsigned)((m >> (e - 3)) - 8);
+    return 9u + (e - 7u) * 8u + (unsigned)((m >> (e - 3)) - 8);
 }
 
 static inline size_t sc_size(unsigned cls) { return sc_info[cls].size; }

@@ -19,7 +19,7 @@ enum sb_list { SB_LIST_NONE, SB_LIST_PARTIAL, SB_LIST_EMPTY };
 enum sb_residency { SB_RESIDENT, SB_PURGED, SB_LAZY /* MADV_FREE: until the kernel takes them */ };
 
 /* Room for the largest bitmap: one bit per block of the smallest class. */
-#define SB_BITMAP_WORDS (SB_SIZE / 16 / 64)
+#define SB_BITMAP_WORDS (SB_SIZE / SC_MIN_SIZE / 64)
 #define SB_BITMAP_BYTES (SB_BITMAP_WORDS * sizeof(uint64_t))
 
 struct superblock {

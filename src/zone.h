@@ -15,7 +15,7 @@
 
 #define ZONE_SHIFT 36 /* 64 GiB per size class */
 #define ZONE_SIZE ((uintptr_t)1 << ZONE_SHIFT)
-#define REGION_SHIFT 43 /* 8 TiB: 72 class zones, the rest for large spans */
+#define REGION_SHIFT 43 /* 8 TiB: 73 class zones, the rest for large spans */
 #define REGION_SIZE ((uintptr_t)1 << REGION_SHIFT)
 #define SMALL_ZONES_SIZE ((uintptr_t)SC_COUNT << ZONE_SHIFT)
 #define ZONE_NO_REGION ((uintptr_t)1 << 63) /* not a user address */

@@ -23,7 +23,7 @@ static void test_malloc_zero(void)
     for (int i = 0; i < N; i++) {
         blocks[i] = malloc(0);
         REQUIRE(blocks[i] != NULL);
-        CHECK_EQ((uintptr_t)blocks[i] % 16, 0);
+        CHECK_EQ((uintptr_t)blocks[i] % MALLOC_ALIGNMENT_OF(0), 0);
         for (int j = 0; j < i; j++)
             CHECK(blocks[j] != blocks[i]);
         if (corealloc_active())
@@ -38,7 +38,7 @@ static void test_alignment_and_sizes(void)
     for (size_t size = 1; size <= (size_t)8 << 20; size = size < 4096 ? size + 1 : size * 5 / 4) {
         unsigned char *p = malloc(size);
         REQUIRE(p != NULL);
-        CHECK_EQ((uintptr_t)p % 16, 0);
+        CHECK_EQ((uintptr_t)p % MALLOC_ALIGNMENT_OF(size), 0);
         CHECK(malloc_usable_size(p) >= size);
         memset(p, 0x5A, size);
         CHECK_EQ(p[0], 0x5A);

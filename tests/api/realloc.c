@@ -36,7 +36,7 @@ static void walk(const size_t *sizes, size_t n, uint64_t seed)
         size_t keep = sizes[i] < sizes[i - 1] ? sizes[i] : sizes[i - 1];
         unsigned char *q = realloc(p, sizes[i]);
         REQUIRE(q != NULL);
-        CHECK_EQ((uintptr_t)q % 16, 0);
+        CHECK_EQ((uintptr_t)q % MALLOC_ALIGNMENT_OF(sizes[i]), 0);
         CHECK(malloc_usable_size(q) >= sizes[i]);
         CHECK_EQ(pattern_mismatch(q, keep, seed + i - 1), PATTERN_OK);
         if (corealloc_active()) {

@@ -30,22 +30,22 @@ void test_plain_forms()
 {
     for (std::size_t size = 0; size < (std::size_t(4) << 20); size = size * 2 + 1) {
         void *p = ::operator new(size);
-        check_block(p, size, 16);
+        check_block(p, size, MALLOC_ALIGNMENT_OF(size));
         ::operator delete(p);
         p = ::operator new(size);
-        check_block(p, size, 16);
+        check_block(p, size, MALLOC_ALIGNMENT_OF(size));
         ::operator delete(p, size);
         p = ::operator new[](size);
-        check_block(p, size, 16);
+        check_block(p, size, MALLOC_ALIGNMENT_OF(size));
         ::operator delete[](p);
         p = ::operator new[](size);
-        check_block(p, size, 16);
+        check_block(p, size, MALLOC_ALIGNMENT_OF(size));
         ::operator delete[](p, size);
         p = ::operator new(size, std::nothrow);
-        check_block(p, size, 16);
+        check_block(p, size, MALLOC_ALIGNMENT_OF(size));
         ::operator delete(p, std::nothrow);
         p = ::operator new[](size, std::nothrow);
-        check_block(p, size, 16);
+        check_block(p, size, MALLOC_ALIGNMENT_OF(size));
         ::operator delete[](p, std::nothrow);
     }
 }

@@ -34,4 +34,8 @@ int check_status(void);
                             check_want_);                                            \
     } while (0)
 
+/* The alignment malloc(size) must give on x86-64: 16 (alignof(max_align_t)),
+ * except that an object of at most 8 bytes cannot need more than 8. */
+#define MALLOC_ALIGNMENT_OF(size) ((size) <= 8 ? 8u : 16u)
+
 #endif

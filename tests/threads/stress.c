@@ -62,7 +62,7 @@ static size_t random_size(uint64_t *rng)
 static void claim(struct block *b)
 {
     REQUIRE(b->ptr != NULL);
-    CHECK_EQ((uintptr_t)b->ptr % 16, 0);
+    CHECK_EQ((uintptr_t)b->ptr % MALLOC_ALIGNMENT_OF(b->size), 0);
     CHECK(malloc_usable_size(b->ptr) >= b->size);
     if (corealloc_active()) {
         CHECK(probe_object_start(b->ptr + b->size - 1) == b->ptr);

@@ -1,5 +1,6 @@
 /* Size classes: every request maps to the smallest class that holds it,
- * classes are at most 12.5% apart and 16-byte aligned, and the reciprocal
+ * classes are at most 12.5% apart and 16-byte aligned (but for the 8-byte
+ * class, for requests of up to 8 bytes), and the reciprocal
  * division is exact inside a superblock. */
 #include "alloc.h"
 #include "sizeclass.h"
@@ -11,7 +12,7 @@ int main(void)
     CHECK(sc_info[SC_COUNT - 1].size == SMALL_MAX, "largest class %u", sc_info[SC_COUNT - 1].size);
     for (unsigned c = 0; c < SC_COUNT; c++) {
         unsigned size = sc_info[c].size;
-        CHECK(size % 16 == 0, "class %u size %u", c, size);
+        CHECK(c == 0 ? size == SC_MIN_SIZE : size % SC_ALIGN == 0, "class %u size %u", c, size);
         if (c > 0) {
             unsigned prev = sc_info[c - 1].size;
             CHECK(size > prev, "class %u not increasing", c);
@@ -19,7 +20,7 @@ int main(void)
         }
         CHECK(sc_info[c].blocks == SB_SIZE / size, "class %u blocks", c);
         CHECK(sc_info[c].batch >= 2 && sc_info[c].batch * 2 <= sc_info[c].limit, "class %u batch", c);
-        for (uintptr_t off = 0; off < SB_SIZE; off += 16) {
+        for (uintptr_t off = 0; off < SB_SIZE; off += SC_MIN_SIZE) {
             CHECK(sc_block_index(c, off) == off / size, "class %u offset %lu", c, (unsigned long)off);
         }
         CHECK(sc_block_index(c, SB_SIZE - 1) == (SB_SIZE - 1) / size, "class %u last byte", c);
@@ -31,7 +32,7 @@ int main(void)
         CHECK(c == 0 || sc_info[c - 1].size < n, "size %zu not in the smallest class %u", n, c);
     }
     /* Every power of two up to SMALL_MAX is a class (aligned allocation relies on it). */
-    for (size_t p = 16; p <= SMALL_MAX; p <<= 1)
+    for (size_t p = SC_MIN_SIZE; p <= SMALL_MAX; p <<= 1)
         CHECK(sc_info[sc_of(p)].size == p, "power of two %zu", p);
     puts("sizeclass ok");
     return 0;
