@@ -21,7 +21,7 @@ struct options opt = {
     .limit_bytes = 0,
     .cgroup_limit = false,
     .cgroup_root = NULL,
-    .thp = THP_LARGE,
+    .thp = THP_NEVER,
     .tight = false,
     .thread_caches_bytes = (size_t)64 << 20,
 };
