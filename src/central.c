@@ -171,9 +171,7 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
 {
     struct central *ce = &classes[cls];
     __atomic_fetch_add(&ce->spills, 1, __ATOMIC_RELAXED);
-    /* Tight mode parks nothing: free blocks are in their superblocks, where
-     * the lowest-address-first order can find them. */
-    struct batch *b = n == sc_info[cls].batch && !opt.tight ? batchpool_get() : NULL;
+    struct batch *b = n == sc_info[cls].batch && opt_free_blocks_wait() ? batchpool_get() : NULL;
     if (b) {
         memcpy(b->objects, objs, n * sizeof(void *));
         b->count = n;

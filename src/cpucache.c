@@ -58,7 +58,7 @@ static void count_miss(uint64_t *counter)
  * only if free, so no path waits for it. */
 static void grow_capacity(unsigned cls)
 {
-    if (opt.tight || !lock_try(&drain_lock)) /* tight: blocks wait in superblocks */
+    if (!opt_free_blocks_wait() || !lock_try(&drain_lock))
         return;
     void **slab = (void **)(cpucache_base + ((uintptr_t)rseq_current_id() << cpucache_shift));
     struct cache_hdr *h = cache_hdr(slab, cls);

@@ -39,6 +39,15 @@ static inline enum os_purge_kind opt_purge_kind(void)
     return opt.purge == PURGE_FREE ? OS_PURGE_FREE : OS_PURGE_DONTNEED;
 }
 
+/* Whether free blocks may wait above their superblocks: in caches grown
+ * for them and in batches parked centrally. Not in tight mode (they wait in
+ * superblocks, where lowest-address-first finds them), nor with a zero
+ * purge delay (superblocks empty, and are purged, as the frees arrive). */
+static inline bool opt_free_blocks_wait(void)
+{
+    return !opt.tight && opt.purge_delay_ms != 0;
+}
+
 /* Parses the environment (no allocation). Safe to call more than once. */
 void options_init(void);
 
