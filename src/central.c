@@ -200,11 +200,22 @@ size_t central_trim_class(unsigned cls, bool drain_batches, uint64_t older_than_
     return released;
 }
 
+size_t central_purge_holes(unsigned cls)
+{
+    struct central *ce = &classes[cls];
+    size_t released = 0;
+    lock_acquire(&ce->lock);
+    for (struct superblock *sb = ce->partial; sb; sb = sb->next)
+        released += sb_purge_holes(sb);
+    lock_release(&ce->lock);
+    return released;
+}
+
 size_t central_trim(void)
 {
     size_t released = 0;
     for (unsigned c = 0; c < SC_COUNT; c++)
-        released += central_trim_class(c, true, UINT64_MAX, OS_PURGE_DONTNEED);
+        released += central_trim_class(c, true, UINT64_MAX, OS_PURGE_DONTNEED) + central_purge_holes(c);
     return released + batchpool_release();
 }
 

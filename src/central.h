@@ -22,7 +22,11 @@ void central_free(unsigned cls, void *const *objs, unsigned n);
  * Returns bytes released. */
 size_t central_trim_class(unsigned cls, bool drain_batches, uint64_t older_than_ns,
                           enum os_purge_kind kind);
-/* Every class drained, every empty superblock purged (MADV_DONTNEED). */
+/* Purges the pages of the class's partly used superblocks whose blocks are
+ * all free. A scan of every such superblock: for idle classes. */
+size_t central_purge_holes(unsigned cls);
+/* Every class drained, every empty superblock and every free page of a
+ * partly used one purged (MADV_DONTNEED). */
 size_t central_trim(void);
 /* Batch transfers of the class so far: unchanged means no traffic. */
 uint64_t central_activity(unsigned cls);

@@ -42,6 +42,11 @@ bool footprint_charge(size_t bytes)
     return true;
 }
 
+void footprint_recharge(size_t bytes)
+{
+    stats_raise_peak(&resident_peak, __atomic_add_fetch(&resident, bytes, __ATOMIC_RELAXED));
+}
+
 void footprint_uncharge(size_t bytes)
 {
     __atomic_sub_fetch(&resident, bytes, __ATOMIC_RELAXED);

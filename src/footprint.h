@@ -17,6 +17,9 @@ void footprint_init(void);
 /* Counts bytes about to become resident. False, with nothing counted, when
  * that would pass the limit. */
 bool footprint_charge(size_t bytes);
+/* Bytes coming back that were counted before (pages of a superblock
+ * formatted under the limit): counted again, never refused. */
+void footprint_recharge(size_t bytes);
 /* Bytes returned to the OS (or freed lazily, which the kernel may reclaim). */
 void footprint_uncharge(size_t bytes);
 /* Bytes freed with MADV_FREE and not reused since: resident until the kernel

@@ -33,23 +33,22 @@ unsigned frontend_misses(uint64_t *empty, uint64_t *full, unsigned max_ids);
 
 #if defined(COREALLOC_ABLATION)
 
+/* The purger starts outside the cache locks (see purger_kick). */
 static inline void *frontend_try_alloc(unsigned cls)
 {
-    return __atomic_load_n(&lockedcache_active, __ATOMIC_ACQUIRE) ? lockedcache_alloc(cls) : NULL;
+    if (!__atomic_load_n(&lockedcache_active, __ATOMIC_ACQUIRE))
+        return NULL;
+    void *p = lockedcache_alloc(cls);
+    purger_kick();
+    return p;
 }
-/* The purger starts only outside the cache locks: creating it allocates. */
 static inline bool frontend_try_free(void *p, unsigned cls)
 {
     lockedcache_free(p, cls);
-    purger_kick();
     return true;
 }
 static inline void *frontend_alloc_slow(unsigned cls) { return lockedcache_alloc(cls); }
-static inline void frontend_free_slow(void *p, unsigned cls)
-{
-    lockedcache_free(p, cls);
-    purger_kick();
-}
+static inline void frontend_free_slow(void *p, unsigned cls) { lockedcache_free(p, cls); }
 
 #else
 
@@ -71,20 +70,20 @@ static inline bool frontend_try_free(void *p, unsigned cls)
     return __builtin_expect(slab != NULL, 1) && cache_push(slab, cls, p);
 }
 
+/* The purger is started here if it is not running (see purger_kick). */
 static inline void *frontend_alloc_slow(unsigned cls)
 {
-    return cpucache_base ? cpucache_alloc_slow(cls) : tcache_alloc_slow(cls);
+    void *p = cpucache_base ? cpucache_alloc_slow(cls) : tcache_alloc_slow(cls);
+    purger_kick();
+    return p;
 }
 
-/* Where superblocks empty, the purger is started if it is not running:
- * here, where no allocator lock is held, since creating a thread allocates. */
 static inline void frontend_free_slow(void *p, unsigned cls)
 {
     if (cpucache_base)
         cpucache_free_slow(p, cls);
     else
         tcache_free_slow(p, cls);
-    purger_kick();
 }
 
 #endif

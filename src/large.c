@@ -331,6 +331,7 @@ void *large_alloc(size_t size, size_t align, bool *zeroed)
     }
     lock_release(&heap_lock);
     stats_add_held((ptrdiff_t)span_bytes(s));
+    purger_kick();
     return (void *)s->start;
 }
 
@@ -355,7 +356,6 @@ void large_free(struct span *s)
     s->dirty = span_bytes(s);
     release(s);
     lock_release(&heap_lock);
-    purger_kick();
 }
 
 /* Grows s in place by absorbing the free span right after it. */

@@ -21,6 +21,9 @@ static bool process_ready;
 /* Last traffic seen per CPU cache and per class, and when it last changed. */
 static uint64_t id_activity[MAX_IDS], id_changed_ns[MAX_IDS];
 static uint64_t class_activity[SC_COUNT], class_changed_ns[SC_COUNT];
+/* Per class, its traffic when its partly used superblocks were last
+ * scanned for free pages: unchanged, a scan would find nothing new. */
+static uint64_t class_holes_scanned[SC_COUNT];
 
 __attribute__((constructor)) static void note_process_ready(void)
 {
@@ -65,6 +68,10 @@ static void purge_pass(uint64_t delay_ns)
         central_trim_class(c, class_idle[c], class_idle[c] ? now : horizon, kind);
         /* Our own draining is not the program's traffic. */
         class_activity[c] = central_activity(c);
+        if (class_idle[c] && class_holes_scanned[c] != class_activity[c]) {
+            central_purge_holes(c);
+            class_holes_scanned[c] = class_activity[c];
+        }
     }
     /* Nodes of the batches just drained, once whole chunks are empty. */
     batchpool_release();

@@ -18,7 +18,10 @@ static inline bool purger_immediate(void)
 }
 
 /* Starts the background thread when a delay is set and it is not running.
- * Call only with no allocator lock held: creating a thread allocates. */
+ * Call only from allocation paths, with no allocator lock held: creating a
+ * thread allocates, and glibc calls free (never malloc) while holding the
+ * thread-stack lock that pthread_create takes: started from a free, the
+ * thread could deadlock its creator. */
 void purger_kick(void);
 /* In a forked child: the parent's thread is gone; start the child's own. */
 void purger_fork_child(void);

@@ -57,6 +57,7 @@ static void format(struct superblock *sb, unsigned cls)
     if (blocks % 64)
         sb->bitmap[blocks / 64] = ((uint64_t)1 << (blocks % 64)) - 1;
     sb->cursor = 0;
+    sb->holes = 0;
     sb->cls = (uint16_t)cls;
     sb->carved = 0;
     sb->used = 0;
@@ -188,6 +189,11 @@ struct superblock *sb_acquire(unsigned cls)
 void sb_release_empty(struct superblock *sb)
 {
     CA_ASSERT(sb->used == 0 && sb->list != SB_LIST_EMPTY);
+    /* Empty, it is counted whole again: purging it uncharges it whole. */
+    if (sb->holes) {
+        footprint_recharge((size_t)__builtin_popcountll(sb->holes) << OS_PAGE_SHIFT);
+        sb->holes = 0;
+    }
     sb->empty_since_ns = os_monotonic_ns();
     sb->list = SB_LIST_EMPTY;
     sb->residency = SB_RESIDENT;
@@ -203,6 +209,29 @@ void sb_release_empty(struct superblock *sb)
     sb->next = chunk_pool;
     chunk_pool = sb;
     lock_release(&chunk_lock);
+}
+
+/* Pages of the superblock that block index overlaps, as a mask. */
+static uint64_t block_pages(unsigned cls, uint64_t index)
+{
+    uint64_t start = index * sc_info[cls].size, end = start + sc_info[cls].size - 1;
+    unsigned first = (unsigned)(start >> OS_PAGE_SHIFT), last = (unsigned)(end >> OS_PAGE_SHIFT);
+    return (~(uint64_t)0 >> (63 - last)) & (~(uint64_t)0 << first);
+}
+
+_Static_assert(SB_SIZE >> OS_PAGE_SHIFT == 64, "one hole bit per page");
+
+/* Blocks taken from pages that went back: those pages count again. */
+static void refill_holes(struct superblock *sb, void *const *taken, unsigned n)
+{
+    uint64_t pages = 0;
+    for (unsigned i = 0; i < n; i++)
+        pages |= block_pages(sb->cls, sc_block_index(sb->cls, (uintptr_t)taken[i] - sb->start));
+    pages &= sb->holes;
+    if (pages) {
+        sb->holes &= ~pages;
+        footprint_recharge((size_t)__builtin_popcountll(pages) << OS_PAGE_SHIFT);
+    }
 }
 
 unsigned sb_take(struct superblock *sb, void **out, unsigned n)
@@ -224,7 +253,58 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
     }
     sb->cursor = (uint16_t)w;
     sb->used += got;
+    if (sb->holes)
+        refill_holes(sb, out, got);
     return got;
+}
+
+/* Whether blocks first..last are all in the superblock. */
+static bool all_in(const struct superblock *sb, uint64_t first, uint64_t last)
+{
+    for (uint64_t w = first / 64; w <= last / 64; w++) {
+        uint64_t mask = ~(uint64_t)0;
+        if (w == first / 64)
+            mask &= ~(uint64_t)0 << (first % 64);
+        if (w == last / 64)
+            mask &= ~(uint64_t)0 >> (63 - last % 64);
+        if ((sb->bitmap[w] & mask) != mask)
+            return false;
+    }
+    return true;
+}
+
+size_t sb_purge_holes(struct superblock *sb)
+{
+    CA_ASSERT(sb->list == SB_LIST_PARTIAL && sb->used > 0);
+    const struct sizeclass_info *sc = &sc_info[sb->cls];
+    /* Pages past the highest block ever handed out were never touched. */
+    unsigned pages = (unsigned)(((uint64_t)sb->carved * sc->size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT);
+    uint64_t fresh = 0;
+    for (unsigned p = 0; p < pages; p++) {
+        if (sb->holes >> p & 1)
+            continue;
+        uint64_t first = ((uint64_t)p << OS_PAGE_SHIFT) / sc->size;
+        uint64_t last = ((((uint64_t)p + 1) << OS_PAGE_SHIFT) - 1) / sc->size;
+        if (last >= sc->blocks)
+            last = sc->blocks - 1; /* the tail past the last block */
+        if (all_in(sb, first, last))
+            fresh |= (uint64_t)1 << p;
+    }
+    for (uint64_t left = fresh; left;) {
+        unsigned p = (unsigned)__builtin_ctzll(left);
+        uint64_t rest = ~(left >> p);
+        unsigned run = rest ? (unsigned)__builtin_ctzll(rest) : 64; /* pages in a row from p */
+        os_purge((void *)(sb->start + ((uintptr_t)p << OS_PAGE_SHIFT)), (size_t)run << OS_PAGE_SHIFT,
+                 OS_PURGE_DONTNEED);
+        left = run == 64 ? 0 : left & ~((((uint64_t)1 << run) - 1) << p);
+    }
+    sb->holes |= fresh;
+    size_t released = (size_t)__builtin_popcountll(fresh) << OS_PAGE_SHIFT;
+    if (released) {
+        footprint_uncharge(released);
+        stats_add_purged(released);
+    }
+    return released;
 }
 
 bool sb_give(struct superblock *sb, void *p)

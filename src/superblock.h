@@ -34,7 +34,8 @@ struct superblock {
     uint8_t list;    /* enum sb_list */
     uint8_t zoned;   /* lives in its class zone: the address gives the class */
     uint8_t residency; /* enum sb_residency */
-    uint8_t pad[9];
+    uint8_t pad;
+    uint64_t holes; /* in use: bit i set when page i went back to the OS (all its blocks free) */
 };
 _Static_assert(sizeof(struct superblock) == 64, "one cache line; zone arithmetic");
 
@@ -67,6 +68,10 @@ static inline uintptr_t sb_block_start(const struct superblock *sb, uintptr_t ad
  * holds the class lock); with OS_PURGE_DONTNEED, lazily freed ones too.
  * Returns bytes released. */
 size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns, enum os_purge_kind kind);
+/* Gives back the pages of a partly used superblock whose blocks are all in
+ * it (taking a block from such a page brings the page back). Caller holds
+ * the class lock. Returns bytes released. */
+size_t sb_purge_holes(struct superblock *sb);
 size_t sb_bytes_retained(void);
 void sb_set_retain_limit(size_t bytes);
 
