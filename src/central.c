@@ -87,6 +87,7 @@ static bool return_to_superblock(struct central *ce, void *p)
         else
             ce->partial = sb;
     }
+    sb_gave(sb, p);
     return true;
 }
 

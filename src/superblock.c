@@ -273,16 +273,14 @@ static bool all_in(const struct superblock *sb, uint64_t first, uint64_t last)
     return true;
 }
 
-size_t sb_purge_holes(struct superblock *sb)
+/* Purges those of the candidate pages whose blocks are all in the
+ * superblock, and marks them as holes. */
+static size_t purge_free_pages(struct superblock *sb, uint64_t candidates)
 {
-    CA_ASSERT(sb->list == SB_LIST_PARTIAL && sb->used > 0);
     const struct sizeclass_info *sc = &sc_info[sb->cls];
-    /* Pages past the highest block ever handed out were never touched. */
-    unsigned pages = (unsigned)(((uint64_t)sb->carved * sc->size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT);
     uint64_t fresh = 0;
-    for (unsigned p = 0; p < pages; p++) {
-        if (sb->holes >> p & 1)
-            continue;
+    for (uint64_t left = candidates & ~sb->holes; left; left &= left - 1) {
+        unsigned p = (unsigned)__builtin_ctzll(left);
         uint64_t first = ((uint64_t)p << OS_PAGE_SHIFT) / sc->size;
         uint64_t last = ((((uint64_t)p + 1) << OS_PAGE_SHIFT) - 1) / sc->size;
         if (last >= sc->blocks)
@@ -307,6 +305,14 @@ size_t sb_purge_holes(struct superblock *sb)
     return released;
 }
 
+size_t sb_purge_holes(struct superblock *sb)
+{
+    CA_ASSERT(sb->list == SB_LIST_PARTIAL && sb->used > 0);
+    /* Pages past the highest block ever handed out were never touched. */
+    unsigned pages = (unsigned)(((uint64_t)sb->carved * sc_info[sb->cls].size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT);
+    return purge_free_pages(sb, pages >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << pages) - 1);
+}
+
 bool sb_give(struct superblock *sb, void *p)
 {
     uint64_t index = sc_block_index(sb->cls, (uintptr_t)p - sb->start);
@@ -318,6 +324,12 @@ bool sb_give(struct superblock *sb, void *p)
         sb->cursor = (uint16_t)(index / 64);
     sb->used--;
     return true;
+}
+
+void sb_gave(struct superblock *sb, void *p)
+{
+    if (sb->used && purger_immediate())
+        purge_free_pages(sb, block_pages(sb->cls, sc_block_index(sb->cls, (uintptr_t)p - sb->start)));
 }
 
 static size_t purge_list(struct superblock *head, uint64_t older_than_ns, enum os_purge_kind kind)

@@ -72,6 +72,10 @@ size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns, enum os_purg
  * it (taking a block from such a page brings the page back). Caller holds
  * the class lock. Returns bytes released. */
 size_t sb_purge_holes(struct superblock *sb);
+/* After sb_give(sb, p), on a superblock still in use: when purging is
+ * immediate (a zero delay, or memory pressure), the pages of p whose blocks
+ * are now all free go back at once. Caller holds the class lock. */
+void sb_gave(struct superblock *sb, void *p);
 size_t sb_bytes_retained(void);
 void sb_set_retain_limit(size_t bytes);
 

@@ -5,7 +5,8 @@
  *   decay idle <delay_ms>       RSS back near the baseline within 2 delays
  *   decay never                 (delay -1) RSS stays up, no thread started
  *   decay immediate             (delay 0) freed blocks gone at once, small
- *                               ones too (nothing parked centrally)
+ *                               ones too (nothing parked centrally, and the
+ *                               free pages of superblocks still in use)
  *   decay fork <delay_ms>       the child, idle, purges what it inherited
  *   decay metadata <delay_ms>   the allocator's own memory goes back too:
  *                               most of what the burst of frees added
