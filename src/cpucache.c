@@ -15,6 +15,7 @@ static unsigned slab_count;
  * fast path only, so a hit costs nothing; hits are not counted. */
 struct id_counters {
     uint64_t misses_empty, misses_full;
+    uint64_t grown_bytes; /* capacity added past a batch per class (drain lock) */
 } __attribute__((aligned(64)));
 static struct id_counters *counters;
 static lock_t drain_lock = LOCK_INIT;
@@ -51,20 +52,27 @@ static void count_miss(uint64_t *counter)
     __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
-/* A stack that runs empty grows by a batch, up to its limit: room for what
- * this CPU allocates, not for what it only frees (a consumer's frees would
- * just be parked here). Growing needs no fence (a section that read the old
- * end just saw less room) but must not race a drain, hence the lock; taken
- * only if free, so no path waits for it. */
+/* A stack that runs empty grows by a batch, up to its limit and within the
+ * CPU's growth budget: room for what this CPU allocates, not for what it
+ * only frees (a consumer's frees would just be parked here). Growing needs
+ * no fence (a section that read the old end just saw less room) but must
+ * not race a drain, hence the lock; taken only if free, so no path waits
+ * for it. */
 static void grow_capacity(unsigned cls)
 {
     if (!opt_free_blocks_wait() || !lock_try(&drain_lock))
         return;
-    void **slab = (void **)(cpucache_base + ((uintptr_t)rseq_current_id() << cpucache_shift));
+    unsigned id = rseq_current_id();
+    void **slab = (void **)(cpucache_base + ((uintptr_t)id << cpucache_shift));
     struct cache_hdr *h = cache_hdr(slab, cls);
-    if (h->end < h->limit && h->begin != STOPPED_BEGIN) {
-        unsigned end = h->end + sc_info[cls].batch;
-        __atomic_store_n(&h->end, (uint16_t)(end < h->limit ? end : h->limit), __ATOMIC_RELEASE);
+    uint64_t *grown = &counters[id % slab_count].grown_bytes;
+    unsigned more = sc_info[cls].batch;
+    if (h->end + more > h->limit)
+        more = h->limit - h->end;
+    uint64_t bytes = (uint64_t)more * sc_info[cls].size;
+    if (more && h->begin != STOPPED_BEGIN && *grown + bytes <= opt.cpu_cache_bytes) {
+        *grown += bytes;
+        __atomic_store_n(&h->end, (uint16_t)(h->end + more), __ATOMIC_RELEASE);
     }
     lock_release(&drain_lock);
 }
@@ -108,13 +116,15 @@ void cpucache_free_slow(void *p, unsigned cls)
         central_free(cls, &p, 1);
 }
 
+/* Empties every stack of the slab into the central layer, and shrinks it
+ * back to a batch per class: an idle cache gives its growth budget back.
+ * Drain lock held. */
 static size_t drain_slab(void **slab, unsigned id)
 {
-    uint16_t begin[SC_COUNT], end[SC_COUNT];
+    uint16_t begin[SC_COUNT];
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct cache_hdr *h = cache_hdr(slab, c);
         begin[c] = h->begin;
-        end[c] = h->end;
         __atomic_store_n(&h->begin, STOPPED_BEGIN, __ATOMIC_RELAXED);
         __atomic_store_n(&h->end, STOPPED_END, __ATOMIC_RELAXED);
     }
@@ -132,9 +142,10 @@ static size_t drain_slab(void **slab, unsigned id)
         if (top > begin[c])
             bytes += (size_t)(top - begin[c]) * sc_info[c].size;
         __atomic_store_n(&h->top, begin[c], __ATOMIC_RELEASE);
-        __atomic_store_n(&h->end, end[c], __ATOMIC_RELEASE);
+        __atomic_store_n(&h->end, (uint16_t)(begin[c] + batch), __ATOMIC_RELEASE);
         __atomic_store_n(&h->begin, begin[c], __ATOMIC_RELEASE);
     }
+    counters[id % slab_count].grown_bytes = 0;
     return bytes;
 }
 

@@ -24,6 +24,7 @@ struct options opt = {
     .thp = THP_NEVER,
     .tight = false,
     .thread_caches_bytes = (size_t)64 << 20,
+    .cpu_cache_bytes = (size_t)1 << 20,
 };
 
 enum kind { KIND_BOOL, KIND_SIZE, KIND_MILLISECONDS, KIND_CHOICE, KIND_STRING };
@@ -73,6 +74,8 @@ static const struct option_spec table[] = {
      "lowest address first and no new superblock while a partial one exists (smaller, slower)"},
     {"THREAD_CACHES_BYTES", KIND_SIZE, &opt.thread_caches_bytes, NULL,
      "per-thread front end: what all threads' caches may hold together"},
+    {"CPU_CACHE_BYTES", KIND_SIZE, &opt.cpu_cache_bytes, NULL,
+     "per-CPU front end: how far one CPU's cache may grow past a batch per class"},
 };
 
 /* Accepts a decimal number with an optional K, M or G suffix (binary). */

@@ -30,6 +30,7 @@ struct options {
     int thp;                 /* enum thp_choice: where transparent huge pages may back us */
     bool tight;              /* seed 001's guarantee: lowest address first, no needless superblock */
     size_t thread_caches_bytes; /* per-thread front end: what all thread caches may hold together */
+    size_t cpu_cache_bytes;     /* per-CPU front end: growth of one CPU's cache past a batch per class */
 };
 
 extern struct options opt;
