@@ -52,10 +52,9 @@ void *cache_refill_pop(void **slab, unsigned cls, size_t budget)
     /* Allocation demand lets the stack grow by a batch while all stacks
      * together could still hold no more than the budget: room for what this
      * thread allocates, not for what it only frees. */
-    if (h->end < h->limit && opt_free_blocks_wait() && slab_bytes_room(slab) + (size_t)batch * size <= budget) {
-        unsigned end = h->end + batch;
-        h->end = (uint16_t)(end < h->limit ? end : h->limit);
-    }
+    unsigned more = cache_growth(h, cls);
+    if (more && opt_free_blocks_wait() && slab_bytes_room(slab) + (size_t)more * size <= budget)
+        h->end = (uint16_t)(h->end + more);
     /* A small budget (many threads sharing one) takes small refills: at
      * most an eighth of it per class. */
     unsigned n = batch;

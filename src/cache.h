@@ -23,6 +23,13 @@ static inline struct cache_hdr *cache_hdr(void **slab, unsigned cls)
     return (struct cache_hdr *)&slab[cls];
 }
 
+/* Slots a stack gains when it grows: a batch, short of its limit. */
+static inline unsigned cache_growth(const struct cache_hdr *h, unsigned cls)
+{
+    unsigned more = sc_info[cls].batch;
+    return h->end + more > h->limit ? (unsigned)(h->limit - h->end) : more;
+}
+
 static inline void *cache_pop(void **slab, unsigned cls)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);

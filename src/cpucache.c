@@ -66,9 +66,7 @@ static void grow_capacity(unsigned cls)
     void **slab = (void **)(cpucache_base + ((uintptr_t)id << cpucache_shift));
     struct cache_hdr *h = cache_hdr(slab, cls);
     uint64_t *grown = &counters[id % slab_count].grown_bytes;
-    unsigned more = sc_info[cls].batch;
-    if (h->end + more > h->limit)
-        more = h->limit - h->end;
+    unsigned more = cache_growth(h, cls);
     uint64_t bytes = (uint64_t)more * sc_info[cls].size;
     if (more && h->begin != STOPPED_BEGIN && *grown + bytes <= opt.cpu_cache_bytes) {
         *grown += bytes;
