@@ -1,13 +1,14 @@
 # Front door: every target drives CMake + Ninja underneath.
 BUILD       ?= build
 DEBUG_BUILD ?= build-debug
+AARCH64_BUILD ?= build-aarch64
 PREFIX      ?= /usr/local
 JOBS        ?= $(shell nproc)
 CMAKE_FLAGS ?=
 VENV        ?= .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all release debug test test-release test-debug bench bench-quick install venv clean
+.PHONY: all release debug test test-release test-debug check-aarch64 bench bench-quick install venv clean
 
 all: release
 
@@ -29,6 +30,14 @@ test-release: release venv
 test-debug: debug venv
 	cd $(DEBUG_BUILD) && COREALLOC_PYTHON=$(abspath $(PYTHON)) ctest --output-on-failure -j $(JOBS) -LE valgrind
 
+# The library and its unit tests cross-compiled for 64-bit Arm, the unit
+# tests run under qemu-user (Debian: gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user).
+check-aarch64:
+	cmake -S . -B $(AARCH64_BUILD) -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	  -DCOREALLOC_BENCH=OFF -DCOREALLOC_TOOLS=OFF $(CMAKE_FLAGS)
+	ninja -C $(AARCH64_BUILD) corealloc corealloc_static unit_tests
+	cd $(AARCH64_BUILD) && ctest --output-on-failure -L unit
+
 $(PYTHON): requirements.txt
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements.txt
@@ -46,4 +55,4 @@ install: release
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(DEBUG_BUILD)
+	rm -rf $(BUILD) $(DEBUG_BUILD) $(AARCH64_BUILD)

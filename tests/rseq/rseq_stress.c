@@ -1,4 +1,4 @@
-/* Stress tests of the rseq critical sections (src/rseq.c) on a shared array
+/* Stress tests of the rseq critical sections (arch/, platform/rseq.c) on a shared array
  * of per-CPU slabs, with every cached object a unique tagged token.
  *
  *   rseq_stress [--mode stress|migrate|signals|drain|fork|bench|none]
@@ -16,8 +16,8 @@
  * environment error.
  */
 #define _GNU_SOURCE
-#include "rseq.h"
-#include "rseq_testing.h"
+#include "arch/sections.h"
+#include "platform/rseq.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -564,7 +564,7 @@ static const char *source_name(enum rseq_source s)
 
 int main(int argc, char **argv)
 {
-    bool prefer_mm_cid = false, expect_none = false, expect_aborts = false;
+    bool prefer_mm_cid = false, use_membarrier = true, expect_none = false, expect_aborts = false;
     int expect_mm_cid = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -591,7 +591,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--expect-cpu-id")) {
             expect_mm_cid = 0;
         } else if (!strcmp(a, "--no-membarrier")) {
-            rseq_testing_disable_membarrier();
+            use_membarrier = false;
         } else if (!strcmp(a, "--expect-none")) {
             expect_none = true;
         } else if (!strcmp(a, "--expect-aborts")) {
@@ -603,8 +603,8 @@ int main(int argc, char **argv)
     if (nthreads == 0 || nthreads > 4096)
         usage_error("bad --threads");
 
-    enum rseq_source src = rseq_init(prefer_mm_cid);
-    if (rseq_init(prefer_mm_cid) != src || rseq_source() != src)
+    enum rseq_source src = rseq_init(ARCH_RSEQ_SIGNATURE, prefer_mm_cid, use_membarrier);
+    if (rseq_init(ARCH_RSEQ_SIGNATURE, prefer_mm_cid, use_membarrier) != src || rseq_source() != src)
         die("rseq_init is not idempotent");
     const char *want = getenv("EXPECT_RSEQ_SOURCE");
     printf("rseq source %s, ids %s, id count %u\n", source_name(src),

@@ -6,9 +6,10 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "alloc.h"
-#include "central.h"
-#include "sizeclass.h"
+#include "api/alloc.h"
+#include "api/init.h"
+#include "core/central.h"
+#include "core/sizeclass.h"
 #include "unit.h"
 
 #define THREADS 8
@@ -60,7 +61,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    alloc_ensure_init();
+    init_ensure();
     struct central_class_stats before[SC_COUNT], after;
     for (unsigned c = 0; c < SC_COUNT; c++)
         central_class_stats(c, &before[c]);

@@ -1,13 +1,14 @@
 /* The page map: ranges set and read back, neighbours untouched, addresses
  * outside 48 bits rejected. */
-#include "alloc.h"
-#include "os.h"
-#include "pagemap.h"
+#include "api/alloc.h"
+#include "api/init.h"
+#include "platform/os.h"
+#include "core/pagemap.h"
 #include "unit.h"
 
 int main(void)
 {
-    alloc_ensure_init();
+    init_ensure();
     uintptr_t base = (uintptr_t)0x7e0000000000ull - 3 * OS_PAGE_SIZE; /* crosses a leaf boundary */
     size_t size = 5000 * OS_PAGE_SIZE;
     CHECK(pagemap_get(base) == 0, "fresh map reads zero");

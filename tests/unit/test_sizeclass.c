@@ -2,13 +2,14 @@
  * classes are at most 12.5% apart and 16-byte aligned (but for the 8-byte
  * class, for requests of up to 8 bytes), and the reciprocal
  * division is exact inside a superblock. */
-#include "alloc.h"
-#include "sizeclass.h"
+#include "api/alloc.h"
+#include "api/init.h"
+#include "core/sizeclass.h"
 #include "unit.h"
 
 int main(void)
 {
-    alloc_ensure_init();
+    init_ensure();
     CHECK(sc_info[SC_COUNT - 1].size == SMALL_MAX, "largest class %u", sc_info[SC_COUNT - 1].size);
     for (unsigned c = 0; c < SC_COUNT; c++) {
         unsigned size = sc_info[c].size;

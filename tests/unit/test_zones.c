@@ -4,15 +4,16 @@
  * page map. */
 #include <string.h>
 
-#include "alloc.h"
-#include "superblock.h"
+#include "api/alloc.h"
+#include "api/init.h"
+#include "core/superblock.h"
 #include "unit.h"
-#include "zone.h"
+#include "core/zone.h"
 
 int main(int argc, char **argv)
 {
     bool expect_pagemap = argc > 1 && !strcmp(argv[1], "--expect-pagemap");
-    alloc_ensure_init();
+    init_ensure();
     CHECK(zone_active() == !expect_pagemap, "zones %s", zone_active() ? "on" : "off");
     int on_stack;
     CHECK(sb_of((uintptr_t)&on_stack) == NULL, "stack is not ours");

@@ -1,0 +1,236 @@
+#include "api/alloc.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "api/init.h"
+#include "core/central.h"
+#include "core/footprint.h"
+#include "core/large.h"
+#include "core/meta.h"
+#include "core/pagemap.h"
+#include "core/superblock.h"
+#include "frontend/cache.h"
+#include "platform/diag.h"
+#include "platform/lock.h"
+#include "platform/options.h"
+#include "platform/os.h"
+#include "policy/purger.h"
+#include "policy/trim.h"
+
+/* At a memory limit, free memory held back may make room: returns whether
+ * trimming released any, so one more try is worth it. */
+static bool make_room(void)
+{
+    return footprint_limited() && trim_all() > 0;
+}
+
+static void *small_alloc(unsigned cls)
+{
+    void *p = frontend_try_alloc(cls);
+    if (!p) {
+        p = frontend_alloc_slow(cls);
+        purger_kick();
+    }
+    if (!p && make_room())
+        p = frontend_alloc_slow(cls);
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+static void small_free(void *p, unsigned cls)
+{
+    if (!frontend_try_free(p, cls))
+        frontend_free_slow(p, cls);
+}
+
+static void *large_malloc(size_t size, size_t alignment, bool *zeroed)
+{
+    bool fresh = false;
+    void *p = size <= PTRDIFF_MAX ? large_alloc(size, alignment, &fresh) : NULL;
+    if (!p && size <= PTRDIFF_MAX && make_room())
+        p = large_alloc(size, alignment, &fresh);
+    if (!p)
+        errno = ENOMEM;
+    if (zeroed)
+        *zeroed = fresh;
+    purger_kick();
+    return p;
+}
+
+void *alloc_malloc_slow(size_t size)
+{
+    init_ensure();
+    if (size <= SMALL_MAX)
+        return small_alloc(sc_of(size));
+    return large_malloc(size, OS_PAGE_SIZE, NULL);
+}
+
+/* Where an address lies: in a small block (cls), in a large block (span),
+ * or in nothing corealloc handed out (start 0). The one classification every
+ * slow path and query shares. */
+struct location {
+    uintptr_t start; /* first byte of the block containing the address */
+    size_t size;     /* its usable size */
+    struct span *span;
+    unsigned cls;
+};
+
+static struct location locate(uintptr_t addr)
+{
+    struct location loc = {0};
+    struct superblock *sb = sb_of(addr);
+    if (sb) {
+        uint64_t index = sc_block_index(sb->cls, addr - sb->start);
+        if (index < sb->carved && index < sc_info[sb->cls].blocks) {
+            loc.cls = sb->cls;
+            loc.size = sc_info[sb->cls].size;
+            loc.start = sb->start + index * loc.size;
+        }
+        return loc;
+    }
+    loc.span = large_span_of(addr);
+    if (loc.span) {
+        loc.start = large_span_start(loc.span);
+        loc.size = large_span_size(loc.span);
+    }
+    return loc;
+}
+
+static void free_elsewhere(void *p, const char *call)
+{
+    struct location loc = locate((uintptr_t)p);
+    if (!loc.start)
+        diag_invalid_pointer(call, p, "not allocated by corealloc");
+    else if (loc.start != (uintptr_t)p)
+        diag_invalid_pointer(call, p, "not the start of a block");
+    else if (loc.span)
+        large_free(loc.span);
+    else
+        small_free(p, loc.cls);
+}
+
+void alloc_free_slow(void *p)
+{
+    if (!p)
+        return;
+    init_ensure();
+    free_elsewhere(p, "free");
+}
+
+void *alloc_calloc(size_t count, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(count, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (total <= SMALL_MAX) {
+        void *p = alloc_malloc(total);
+        if (p)
+            memset(p, 0, total);
+        return p;
+    }
+    init_ensure();
+    bool zeroed;
+    void *p = large_malloc(total, OS_PAGE_SIZE, &zeroed);
+    if (p && !zeroed)
+        memset(p, 0, total);
+    return p;
+}
+
+/* The block p starts; a location with start 0 (after a report naming
+ * `call`, when given) when p is not the start of a block of ours. */
+static struct location locate_block(const void *p, const char *call)
+{
+    struct location loc = locate((uintptr_t)p);
+    if (loc.start == (uintptr_t)p)
+        return loc;
+    if (call)
+        diag_invalid_pointer(call, p, "not the start of a block allocated by corealloc");
+    return (struct location){0};
+}
+
+void *alloc_realloc(void *p, size_t size)
+{
+    if (!p)
+        return alloc_malloc(size);
+    if (size == 0) { /* glibc's behaviour: free and return NULL */
+        alloc_free(p);
+        return NULL;
+    }
+    init_ensure();
+    struct location loc = locate_block(p, "realloc");
+    size_t old = loc.size;
+    if (!loc.start) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!loc.span) {
+        if (size <= old && size >= old / 2)
+            return p; /* shrinking a little is not worth a copy */
+    } else if (size > SMALL_MAX) {
+        void *q = large_resize(loc.span, size);
+        purger_kick();
+        if (q)
+            return q;
+    }
+    void *q = alloc_malloc(size);
+    if (!q)
+        return NULL; /* errno is ENOMEM; p is untouched */
+    memcpy(q, p, old < size ? old : size);
+    alloc_free(p);
+    return q;
+}
+
+void *alloc_aligned(size_t alignment, size_t size)
+{
+    if (alignment <= SC_MIN_SIZE || (alignment <= SC_ALIGN && size > SC_MIN_SIZE))
+        return alloc_malloc(size);
+    init_ensure();
+    size_t need = size > alignment ? size : alignment;
+    if (need <= SMALL_MAX) {
+        /* A class whose size is a multiple of the alignment has every block
+         * aligned, since superblocks are; a power-of-two class always is. */
+        unsigned cls = sc_of(need);
+        while (sc_info[cls].size % alignment)
+            cls++;
+        return small_alloc(cls);
+    }
+    return large_malloc(size, alignment > OS_PAGE_SIZE ? alignment : OS_PAGE_SIZE, NULL);
+}
+
+size_t alloc_usable_size(const void *p)
+{
+    if (!p)
+        return 0;
+    init_ensure();
+    return locate_block(p, NULL).size;
+}
+
+void *alloc_object_start(const void *p)
+{
+    init_ensure();
+    return (void *)locate((uintptr_t)p).start;
+}
+
+size_t alloc_object_size(const void *p)
+{
+    init_ensure();
+    return locate((uintptr_t)p).size;
+}
+
+size_t alloc_trim(void)
+{
+    init_ensure();
+    return trim_all();
+}
+
+const char *alloc_frontend_name(void)
+{
+    return frontend_name();
+}

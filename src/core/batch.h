@@ -1,0 +1,58 @@
+/* A batch of free objects of one class, travelling as an array of pointers
+ * in a node of its own, so moving it between caches and the central layer
+ * never touches the objects (which are often cold by then); and the
+ * lock-free stack such nodes are kept on. */
+#ifndef COREALLOC_BATCH_H
+#define COREALLOC_BATCH_H
+
+#include <stdint.h>
+
+#include "core/sizeclass.h"
+
+struct batch {
+    struct batch *next; /* on a stack */
+    uint32_t count;
+    void *objects[SC_BATCH_MAX];
+};
+
+/* Treiber stack head: low 64 bits the top node, high 64 bits a tag that
+ * changes on every pop, so a node popped and pushed again between a reader's
+ * load and its CAS is noticed (no ABA). Replaced by one 16-byte CAS. */
+typedef unsigned __int128 stack_word;
+struct stack {
+    _Alignas(16) volatile stack_word head;
+};
+
+static inline void stack_push(struct stack *st, struct batch *b)
+{
+    stack_word old = st->head, seen;
+    for (;;) {
+        b->next = (struct batch *)(uintptr_t)old;
+        stack_word desired = ((old >> 64) << 64) | (uintptr_t)b;
+        seen = __sync_val_compare_and_swap(&st->head, old, desired);
+        if (seen == old)
+            return;
+        old = seen;
+    }
+}
+
+static inline struct batch *stack_pop(struct stack *st)
+{
+    stack_word old = st->head, seen;
+    for (;;) {
+        struct batch *top = (struct batch *)(uintptr_t)old;
+        if (!top)
+            return NULL;
+        /* top may be popped and reused meanwhile: reading its link is
+         * harmless (node memory stays mapped, purged pages read as zero)
+         * and the tag makes the CAS fail. */
+        struct batch *next = __atomic_load_n(&top->next, __ATOMIC_RELAXED);
+        stack_word desired = (((old >> 64) + 1) << 64) | (uintptr_t)next;
+        seen = __sync_val_compare_and_swap(&st->head, old, desired);
+        if (seen == old)
+            return top;
+        old = seen;
+    }
+}
+
+#endif

@@ -1,0 +1,237 @@
+#include "core/central.h"
+
+#include <string.h>
+
+#include "core/batchpool.h"
+#include "core/counters.h"
+#include "core/sizeclass.h"
+#include "core/superblock.h"
+#include "platform/debug.h"
+#include "platform/diag.h"
+#include "platform/lock.h"
+#include "platform/options.h"
+#include "platform/os.h"
+
+struct central {
+    struct stack full;  /* batches of exactly the class's batch size */
+    uint32_t batches;   /* on the stack (approximate) */
+    uint64_t refills, spills;
+    _Alignas(64) lock_t lock;
+    struct superblock *partial; /* superblocks with free or uncut blocks */
+    uint64_t superblocks;
+    uint64_t blocks_out;
+} __attribute__((aligned(64)));
+
+static struct central classes[SC_COUNT];
+
+/* More than this many bytes of a class parked centrally go back to their
+ * superblocks (so those can empty and be purged); and more than this many
+ * batches, whose nodes would outweigh the tiniest objects they hold. */
+#define CENTRAL_BYTES_MAX ((uint32_t)2 << 20)
+#define CENTRAL_BATCHES_MAX 512u
+
+static uint32_t max_batches(unsigned cls)
+{
+    uint32_t by_bytes = CENTRAL_BYTES_MAX / (sc_info[cls].size * sc_info[cls].batch);
+    return by_bytes < 4 ? 4 : by_bytes > CENTRAL_BATCHES_MAX ? CENTRAL_BATCHES_MAX : by_bytes;
+}
+
+void central_init(void)
+{
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        lock_reset(&classes[c].lock);
+        lock_register_for_fork(&classes[c].lock);
+    }
+    batchpool_init();
+}
+
+/* Puts one object back into its superblock; false for a double free.
+ * Class lock held. */
+static bool return_to_superblock(struct central *ce, void *p)
+{
+    struct superblock *sb = sb_of((uintptr_t)p);
+    CA_ASSERT(sb && sb->cls == (unsigned)(ce - classes) && sb->used > 0);
+    CA_ASSERT(sb_block_start(sb, (uintptr_t)p) == (uintptr_t)p);
+    if (!sb_give(sb, p)) {
+        diag_invalid_pointer("free", p, "freed twice");
+        return false;
+    }
+    ce->blocks_out--;
+    if (sb->used == 0) {
+        if (sb->list == SB_LIST_PARTIAL) {
+            if (sb->prev)
+                sb->prev->next = sb->next;
+            else
+                ce->partial = sb->next;
+            if (sb->next)
+                sb->next->prev = sb->prev;
+        }
+        ce->superblocks--;
+        sb_release_empty(sb);
+        return true;
+    }
+    if (sb->list != SB_LIST_PARTIAL) {
+        /* Tight mode keeps the list in address order, so blocks are taken
+         * from the lowest partial superblock first. */
+        struct superblock *after = NULL;
+        if (opt.tight)
+            for (struct superblock *q = ce->partial; q && q->start < sb->start; q = q->next)
+                after = q;
+        sb->list = SB_LIST_PARTIAL;
+        sb->prev = after;
+        sb->next = after ? after->next : ce->partial;
+        if (sb->next)
+            sb->next->prev = sb;
+        if (after)
+            after->next = sb;
+        else
+            ce->partial = sb;
+    }
+    sb_gave(sb, p);
+    return true;
+}
+
+/* Returns objects to their superblocks and the statistics. Lock held. */
+static void return_objects(struct central *ce, unsigned cls, void *const *objs, unsigned n)
+{
+    unsigned returned = 0;
+    for (unsigned i = 0; i < n; i++)
+        returned += return_to_superblock(ce, objs[i]);
+    counters_add_held(-(ptrdiff_t)(returned * sc_info[cls].size));
+}
+
+/* Empties a batch into its superblocks and recycles the node. Lock held. */
+static void return_batch(struct central *ce, unsigned cls, struct batch *b)
+{
+    return_objects(ce, cls, b->objects, b->count);
+    batchpool_put(b);
+}
+
+unsigned central_alloc(unsigned cls, void **out, unsigned n)
+{
+    struct central *ce = &classes[cls];
+    unsigned got = 0;
+    if (n == sc_info[cls].batch) {
+        struct batch *b = stack_pop(&ce->full);
+        if (b) {
+            __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
+            memcpy(out, b->objects, b->count * sizeof(void *));
+            got = b->count;
+            batchpool_put(b);
+            __atomic_fetch_add(&ce->refills, 1, __ATOMIC_RELAXED);
+            return got;
+        }
+    }
+    lock_acquire(&ce->lock);
+    while (got < n) {
+        struct superblock *sb = ce->partial;
+        if (!sb) {
+            sb = sb_acquire(cls);
+            if (!sb)
+                break; /* out of memory, or at the limit */
+            ce->superblocks++;
+            sb->list = SB_LIST_PARTIAL;
+            sb->prev = NULL;
+            sb->next = NULL;
+            ce->partial = sb;
+        }
+        CA_ASSERT(sb->cls == cls && !sb_exhausted(sb));
+        got += sb_take(sb, out + got, n - got);
+        if (sb_exhausted(sb)) {
+            ce->partial = sb->next;
+            if (ce->partial)
+                ce->partial->prev = NULL;
+            sb->list = SB_LIST_NONE;
+        }
+    }
+    ce->blocks_out += got;
+    lock_release(&ce->lock);
+    counters_add_held((ptrdiff_t)(got * sc_info[cls].size));
+    __atomic_fetch_add(&ce->refills, 1, __ATOMIC_RELAXED);
+    return got;
+}
+
+/* Too much parked centrally: whoever finds the lock free takes some batches
+ * back to their superblocks, so those can empty. */
+static void shed_batches(struct central *ce, unsigned cls)
+{
+    if (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) <= max_batches(cls) || !lock_try(&ce->lock))
+        return;
+    unsigned keep = max_batches(cls) / 2;
+    while (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) > keep) {
+        struct batch *old = stack_pop(&ce->full);
+        if (!old)
+            break;
+        __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
+        return_batch(ce, cls, old);
+    }
+    lock_release(&ce->lock);
+}
+
+void central_free(unsigned cls, void *const *objs, unsigned n)
+{
+    struct central *ce = &classes[cls];
+    __atomic_fetch_add(&ce->spills, 1, __ATOMIC_RELAXED);
+    struct batch *b = n == sc_info[cls].batch && opt_free_blocks_wait() ? batchpool_get() : NULL;
+    if (b) {
+        memcpy(b->objects, objs, n * sizeof(void *));
+        b->count = n;
+        stack_push(&ce->full, b);
+        __atomic_fetch_add(&ce->batches, 1, __ATOMIC_RELAXED);
+        shed_batches(ce, cls);
+    } else {
+        lock_acquire(&ce->lock);
+        return_objects(ce, cls, objs, n);
+        lock_release(&ce->lock);
+    }
+}
+
+size_t central_trim_class(unsigned cls, bool drain_batches, uint64_t older_than_ns,
+                          enum os_purge_kind kind)
+{
+    struct central *ce = &classes[cls];
+    lock_acquire(&ce->lock);
+    if (drain_batches)
+        for (struct batch *b; (b = stack_pop(&ce->full));) {
+            __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
+            return_batch(ce, cls, b);
+        }
+    size_t released = sb_purge_class_empties(cls, older_than_ns, kind);
+    lock_release(&ce->lock);
+    return released;
+}
+
+size_t central_purge_holes(unsigned cls)
+{
+    struct central *ce = &classes[cls];
+    size_t released = 0;
+    lock_acquire(&ce->lock);
+    for (struct superblock *sb = ce->partial; sb; sb = sb->next)
+        released += sb_purge_holes(sb);
+    lock_release(&ce->lock);
+    return released;
+}
+
+size_t central_trim(void)
+{
+    size_t released = 0;
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        released += central_trim_class(c, true, UINT64_MAX, OS_PURGE_DONTNEED) + central_purge_holes(c);
+    return released + batchpool_release();
+}
+
+uint64_t central_activity(unsigned cls)
+{
+    return __atomic_load_n(&classes[cls].refills, __ATOMIC_RELAXED) +
+           __atomic_load_n(&classes[cls].spills, __ATOMIC_RELAXED);
+}
+
+void central_class_stats(unsigned cls, struct central_class_stats *out)
+{
+    struct central *ce = &classes[cls];
+    out->superblocks = __atomic_load_n(&ce->superblocks, __ATOMIC_RELAXED);
+    out->blocks_out = __atomic_load_n(&ce->blocks_out, __ATOMIC_RELAXED);
+    out->batches_central = __atomic_load_n(&ce->batches, __ATOMIC_RELAXED);
+    out->refills = __atomic_load_n(&ce->refills, __ATOMIC_RELAXED);
+    out->spills = __atomic_load_n(&ce->spills, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,42 @@
+/* The central layer of a size class: batches of free objects move between
+ * caches and superblocks here. Returning a batch never waits for a lock
+ * (a Treiber stack of batches with an ABA tag); taking one from superblocks
+ * does, under the class lock. */
+#ifndef COREALLOC_CENTRAL_H
+#define COREALLOC_CENTRAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform/os.h"
+
+void central_init(void);
+/* Fills out[0..n) with up to n free objects of cls; returns how many (0 only
+ * when out of memory). */
+unsigned central_alloc(unsigned cls, void **out, unsigned n);
+/* Takes back n objects of cls. Non-blocking when n is the class batch. */
+void central_free(unsigned cls, void *const *objs, unsigned n);
+/* Purges the class's empty superblocks emptied before older_than_ns, after
+ * returning its central batches to their superblocks when drain_batches.
+ * Returns bytes released. */
+size_t central_trim_class(unsigned cls, bool drain_batches, uint64_t older_than_ns,
+                          enum os_purge_kind kind);
+/* Purges the pages of the class's partly used superblocks whose blocks are
+ * all free. A scan of every such superblock: for idle classes. */
+size_t central_purge_holes(unsigned cls);
+/* Every class drained, every empty superblock and every free page of a
+ * partly used one purged (MADV_DONTNEED). */
+size_t central_trim(void);
+/* Batch transfers of the class so far: unchanged means no traffic. */
+uint64_t central_activity(unsigned cls);
+
+struct central_class_stats {
+    uint64_t superblocks;      /* superblocks currently formatted for the class */
+    uint64_t blocks_out;       /* blocks outside superblocks: caches, central, user */
+    uint64_t batches_central;  /* batches parked on the lock-free stack */
+    uint64_t refills, spills;  /* batch transfers in each direction */
+};
+void central_class_stats(unsigned cls, struct central_class_stats *out);
+
+#endif

@@ -1,0 +1,47 @@
+/* Resident memory accounting: an estimate of the bytes corealloc keeps
+ * resident (memory handed out, or freed but not yet returned to the OS),
+ * checked against a limit (COREALLOC_LIMIT_BYTES, or the cgroup's
+ * memory.max by option) so allocation fails with ENOMEM before the kernel
+ * kills the process; and near the container's limits, a signal to purge at
+ * once rather than after the purge delay. */
+#ifndef COREALLOC_FOOTPRINT_H
+#define COREALLOC_FOOTPRINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "platform/container.h"
+#include "platform/options.h"
+
+/* Reads the container's limits and the options (start-up, no allocation). */
+void footprint_init(void);
+/* Counts bytes about to become resident. False, with nothing counted, when
+ * that would pass the limit. */
+bool footprint_charge(size_t bytes);
+/* Bytes coming back that were counted before (pages of a superblock
+ * formatted under the limit): counted again, never refused. */
+void footprint_recharge(size_t bytes);
+/* Bytes returned to the OS (or freed lazily, which the kernel may reclaim). */
+void footprint_uncharge(size_t bytes);
+/* Bytes freed with MADV_FREE and not reused since: resident until the kernel
+ * needs them, not counted as in use. Negative deltas when reused. */
+void footprint_add_lazy(ptrdiff_t bytes);
+
+struct footprint_stats {
+    size_t resident, resident_peak, lazy, metadata;
+    size_t limit;     /* allocation fails past this; 0 none */
+    size_t pressure;  /* past this, free memory is purged at once; 0 none */
+    struct container_limits container;
+};
+void footprint_stats(struct footprint_stats *out);
+/* Whether allocation can fail at a limit (so trimming may make room). */
+bool footprint_limited(void);
+/* Near the memory limits: purge now instead of after the delay. */
+bool footprint_under_pressure(void);
+/* Memory freed now goes back at once: a zero purge delay, or near the limits. */
+static inline bool footprint_purge_at_once(void)
+{
+    return opt.purge_delay_ms == 0 || footprint_under_pressure();
+}
+
+#endif

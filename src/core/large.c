@@ -1,0 +1,498 @@
+#include "core/large.h"
+
+#include <string.h>
+
+#include "core/counters.h"
+#include "core/footprint.h"
+#include "core/meta.h"
+#include "core/pagemap.h"
+#include "core/zone.h"
+#include "platform/debug.h"
+#include "platform/lock.h"
+#include "platform/options.h"
+#include "platform/os.h"
+
+#define EXACT_BINS 256 /* free spans of 1..256 pages have a list each */
+#define BIN_COUNT (EXACT_BINS + 40)
+#define GROW_MIN ((size_t)4 << 20)
+
+struct span {
+    struct span *next, *prev; /* free bin list */
+    uintptr_t start;
+    size_t pages;
+    /* Of a free span. dirty: bytes that may not read as zero, an upper bound
+     * (where in a span they lie is not known, so a split gives each part as
+     * many as it can hold). resident and lazy: bytes counted resident, and
+     * bytes freed with MADV_FREE; split so the parts sum to the whole, as
+     * the footprint accounting needs. */
+    size_t dirty, resident, lazy;
+    uint64_t freed_ns;
+    uint8_t in_use;
+    uint8_t huge_pages; /* in use, with transparent huge pages asked for */
+    uint8_t in_bin; /* free and findable: the only spans a neighbour may merge with */
+};
+
+static lock_t heap_lock = LOCK_INIT;
+static struct span *bins[BIN_COUNT];
+static uint64_t nonempty[(BIN_COUNT + 63) / 64];
+static struct large_stats st;
+
+void large_init(void)
+{
+    lock_register_for_fork(&heap_lock);
+}
+
+static unsigned bin_of(size_t pages)
+{
+    if (pages <= EXACT_BINS)
+        return (unsigned)pages - 1;
+    unsigned b = EXACT_BINS + (63u - (unsigned)__builtin_clzl(pages)) - 8;
+    return b < BIN_COUNT ? b : BIN_COUNT - 1;
+}
+
+static size_t span_bytes(const struct span *s) { return s->pages << OS_PAGE_SHIFT; }
+static uintptr_t span_end(const struct span *s) { return s->start + span_bytes(s); }
+
+static void bin_insert(struct span *s)
+{
+    CA_ASSERT(!s->in_use && !s->in_bin && s->pages > 0);
+    unsigned b = bin_of(s->pages);
+    s->prev = NULL;
+    s->next = bins[b];
+    if (bins[b])
+        bins[b]->prev = s;
+    bins[b] = s;
+    nonempty[b / 64] |= (uint64_t)1 << (b % 64);
+    s->in_bin = 1;
+    st.bytes_free_resident += s->resident;
+    st.bytes_free_lazy += s->lazy;
+    st.bytes_free_released += span_bytes(s) - s->resident - s->lazy;
+}
+
+static void bin_remove(struct span *s)
+{
+    CA_ASSERT(s->in_bin);
+    unsigned b = bin_of(s->pages);
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        bins[b] = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    if (!bins[b])
+        nonempty[b / 64] &= ~((uint64_t)1 << (b % 64));
+    s->in_bin = 0;
+    st.bytes_free_resident -= s->resident;
+    st.bytes_free_lazy -= s->lazy;
+    st.bytes_free_released -= span_bytes(s) - s->resident - s->lazy;
+}
+
+/* Gives the resident pages of free span s (out of its bin) back to the OS;
+ * with OS_PURGE_DONTNEED, the lazily freed ones too. Returns bytes. */
+static size_t purge_span(struct span *s, enum os_purge_kind kind)
+{
+    size_t released = s->resident + (kind == OS_PURGE_DONTNEED ? s->lazy : 0);
+    if (!released)
+        return 0;
+    os_purge((void *)s->start, span_bytes(s), kind);
+    /* Only the first and last pages of a free span are looked up. */
+    if (s->pages > 2)
+        pagemap_forget_range(s->start + OS_PAGE_SIZE, span_bytes(s) - 2 * OS_PAGE_SIZE);
+    counters_add_purged(released);
+    footprint_uncharge(s->resident);
+    if (kind == OS_PURGE_FREE) {
+        footprint_add_lazy((ptrdiff_t)s->resident);
+        s->lazy += s->resident; /* contents may survive: dirty stays */
+    } else {
+        footprint_add_lazy(-(ptrdiff_t)s->lazy);
+        s->lazy = 0;
+        s->dirty = 0;
+    }
+    s->resident = 0;
+    return released;
+}
+
+/* Shares the accounting of a free span between front (already cut to its
+ * size) and rest, both out of the bin. */
+static void split_accounting(struct span *front, struct span *rest)
+{
+    size_t resident = front->resident, lazy = front->lazy;
+    front->resident = resident < span_bytes(front) ? resident : span_bytes(front);
+    front->lazy = lazy < span_bytes(front) - front->resident ? lazy : span_bytes(front) - front->resident;
+    rest->resident = resident - front->resident;
+    rest->lazy = lazy - front->lazy;
+    rest->dirty = front->dirty < span_bytes(rest) ? front->dirty : span_bytes(rest);
+    if (front->dirty > span_bytes(front))
+        front->dirty = span_bytes(front);
+    rest->freed_ns = front->freed_ns;
+}
+
+/* Free spans are findable by their first and last pages (for coalescing);
+ * spans in use by every page (for interior pointers). */
+static bool map_span(struct span *s)
+{
+    uintptr_t tagged = (uintptr_t)s | PAGEMAP_TAG_SPAN;
+    if (s->in_use)
+        return pagemap_set_range(s->start, span_bytes(s), tagged);
+    return pagemap_set(s->start, tagged) && pagemap_set(span_end(s) - 1, tagged);
+}
+
+static struct span *span_at(uintptr_t addr)
+{
+    uintptr_t e = pagemap_get(addr);
+    if (!(e & PAGEMAP_TAG_SPAN))
+        return NULL;
+    struct span *s = (struct span *)(e & ~PAGEMAP_TAG_SPAN);
+    return addr >= s->start && addr < span_end(s) ? s : NULL;
+}
+
+static struct span *new_span(uintptr_t start, size_t pages)
+{
+    struct span *s = meta_alloc(sizeof *s);
+    if (s)
+        *s = (struct span){.start = start, .pages = pages};
+    return s;
+}
+
+/* Frees s into the heap, merging with free neighbours. Heap lock held. */
+static void release(struct span *s)
+{
+    s->in_use = 0;
+    s->freed_ns = os_monotonic_ns();
+    struct span *before = s->start ? span_at(s->start - 1) : NULL;
+    if (before && before->in_bin && span_end(before) == s->start) {
+        bin_remove(before);
+        before->pages += s->pages;
+        before->dirty += s->dirty;
+        before->resident += s->resident;
+        before->lazy += s->lazy;
+        before->freed_ns = s->freed_ns;
+        meta_free(s, sizeof *s);
+        s = before;
+    }
+    struct span *after = span_at(span_end(s));
+    if (after && after->in_bin && after->start == span_end(s)) {
+        bin_remove(after);
+        s->pages += after->pages;
+        s->dirty += after->dirty;
+        s->resident += after->resident;
+        s->lazy += after->lazy;
+        meta_free(after, sizeof *after);
+    }
+    /* Huge blocks, anything past the retained budget, and everything when
+     * there is no delay (or the limits are near) go back now. */
+    if (s->resident && (span_bytes(s) >= opt.huge_threshold ||
+                        st.bytes_free_resident + s->resident > opt.retain_bytes || footprint_purge_at_once()))
+        purge_span(s, opt_purge_kind());
+    map_span(s); /* boundary entries of a free span cannot fail: pages were mapped */
+    bin_insert(s);
+}
+
+/* Huge pages were asked for a block: undo it on the range leaving it. */
+static void drop_huge_pages(struct span *s, uintptr_t start, size_t bytes)
+{
+    if (s->huge_pages)
+        os_advise_huge_pages((void *)start, bytes, false);
+}
+
+/* Makes free span s (out of its bin) a block in use: all of it resident.
+ * False, with s unchanged, at the memory limit. */
+static bool make_resident(struct span *s)
+{
+    if (!footprint_charge(span_bytes(s) - s->resident))
+        return false;
+    footprint_add_lazy(-(ptrdiff_t)s->lazy);
+    s->resident = span_bytes(s);
+    s->lazy = 0;
+    return true;
+}
+
+/* Splits pages off the front of free span s (already out of its bin) and
+ * returns the front part; the rest goes back to the heap. */
+static struct span *split_front(struct span *s, size_t pages)
+{
+    if (s->pages == pages)
+        return s;
+    struct span *rest = new_span(s->start + (pages << OS_PAGE_SHIFT), s->pages - pages);
+    if (!rest)
+        return NULL;
+    s->pages = pages;
+    split_accounting(s, rest);
+    rest->in_use = 0;
+    map_span(rest);
+    bin_insert(rest);
+    return s;
+}
+
+static struct span *find_free(size_t pages)
+{
+    for (unsigned b = bin_of(pages); b < BIN_COUNT; b++) {
+        uint64_t word = nonempty[b / 64] >> (b % 64);
+        if (!word) {
+            b = (b / 64 + 1) * 64 - 1;
+            continue;
+        }
+        b += (unsigned)__builtin_ctzl(word);
+        if (b >= BIN_COUNT)
+            break;
+        for (struct span *s = bins[b]; s; s = s->next)
+            if (s->pages >= pages)
+                return s;
+    }
+    return NULL;
+}
+
+/* New address space for the heap, as one free span. Heap lock held. */
+static bool grow(size_t bytes)
+{
+    if (bytes < GROW_MIN)
+        bytes = GROW_MIN;
+    uintptr_t start;
+    if (!zone_take_large(bytes, &start)) {
+        void *p = os_map(bytes, 0);
+        if (!p)
+            return false;
+        start = (uintptr_t)p;
+    }
+    counters_add_mapped(bytes);
+    struct span *s = new_span(start, bytes >> OS_PAGE_SHIFT);
+    if (!s || !map_span(s))
+        return false;
+    release(s);
+    return true;
+}
+
+static struct span *take(size_t pages)
+{
+    struct span *s = find_free(pages);
+    if (!s) {
+        if (!grow(pages << OS_PAGE_SHIFT))
+            return NULL;
+        s = find_free(pages);
+        if (!s)
+            return NULL;
+    }
+    bin_remove(s);
+    return split_front(s, pages);
+}
+
+void *large_alloc(size_t size, size_t align, bool *zeroed)
+{
+    if (size > ((size_t)1 << 46) || align > ((size_t)1 << 40))
+        return NULL;
+    size_t pages = size ? (size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT : 1;
+    size_t align_pages = align > OS_PAGE_SIZE ? align >> OS_PAGE_SHIFT : 1;
+    lock_acquire(&heap_lock);
+    struct span *s = take(pages + align_pages - 1);
+    if (s && align_pages > 1) {
+        uintptr_t aligned = (s->start + align - 1) & ~(uintptr_t)(align - 1);
+        size_t lead = (aligned - s->start) >> OS_PAGE_SHIFT;
+        if (lead) {
+            struct span *body = new_span(aligned, s->pages - lead);
+            if (!body) {
+                release(s);
+                lock_release(&heap_lock);
+                return NULL;
+            }
+            s->pages = lead;
+            split_accounting(s, body);
+            release(s);
+            s = body;
+        }
+        if (s->pages > pages) {
+            struct span *tail = new_span(s->start + (pages << OS_PAGE_SHIFT), s->pages - pages);
+            if (tail) {
+                s->pages = pages;
+                split_accounting(s, tail);
+                release(tail);
+            }
+        }
+    }
+    if (s && !make_resident(s)) {
+        release(s);
+        s = NULL;
+    }
+    if (!s || (s->in_use = 1, !map_span(s))) {
+        if (s) {
+            s->dirty = span_bytes(s);
+            release(s);
+        }
+        lock_release(&heap_lock);
+        return NULL;
+    }
+    *zeroed = s->dirty == 0;
+    s->dirty = 0;
+    st.spans_in_use++;
+    st.bytes_in_use += span_bytes(s);
+    if (span_bytes(s) >= opt.huge_threshold && opt.thp == THP_LARGE) {
+        s->huge_pages = 1;
+        os_advise_huge_pages((void *)s->start, span_bytes(s), true);
+    }
+    lock_release(&heap_lock);
+    counters_add_held((ptrdiff_t)span_bytes(s));
+    return (void *)s->start;
+}
+
+struct span *large_span_of(uintptr_t addr)
+{
+    struct span *s = span_at(addr);
+    return s && s->in_use ? s : NULL;
+}
+
+uintptr_t large_span_start(const struct span *s) { return s->start; }
+size_t large_span_size(const struct span *s) { return span_bytes(s); }
+
+void large_free(struct span *s)
+{
+    lock_acquire(&heap_lock);
+    /* Back to small pages before the range can be reused for small spans. */
+    drop_huge_pages(s, s->start, span_bytes(s));
+    s->huge_pages = 0;
+    st.spans_in_use--;
+    st.bytes_in_use -= span_bytes(s);
+    counters_add_held(-(ptrdiff_t)span_bytes(s));
+    s->dirty = span_bytes(s);
+    release(s);
+    lock_release(&heap_lock);
+}
+
+/* Grows s in place by absorbing the free span right after it. */
+static bool grow_in_place(struct span *s, size_t pages)
+{
+    size_t more_bytes = (pages - s->pages) << OS_PAGE_SHIFT;
+    struct span *after = span_at(span_end(s));
+    if (!after || !after->in_bin || after->start != span_end(s) || s->pages + after->pages < pages) {
+        /* At the end of the large zone's used space: take more right there. */
+        uintptr_t more;
+        if (after || !footprint_charge(more_bytes))
+            return false;
+        if (!zone_take_large(more_bytes, &more)) {
+            footprint_uncharge(more_bytes);
+            return false;
+        }
+        if (more != span_end(s)) { /* somebody else's space: hand it to the heap */
+            footprint_uncharge(more_bytes);
+            struct span *other = new_span(more, pages - s->pages);
+            if (other && map_span(other))
+                release(other);
+            return false;
+        }
+        counters_add_mapped(more_bytes);
+        s->pages = pages;
+        return true;
+    }
+    bin_remove(after);
+    struct span *front = split_front(after, pages - s->pages);
+    if (!front) {
+        release(after);
+        return false;
+    }
+    if (!make_resident(front)) {
+        release(front);
+        return false;
+    }
+    s->pages += front->pages;
+    meta_free(front, sizeof *front);
+    return true;
+}
+
+/* Gives the pages of s past keep_pages back to the heap. Heap lock held. */
+static void shrink_to(struct span *s, size_t keep_pages, bool tail_dirty)
+{
+    if (keep_pages >= s->pages)
+        return;
+    struct span *tail = new_span(s->start + (keep_pages << OS_PAGE_SHIFT), s->pages - keep_pages);
+    if (!tail)
+        return; /* the block simply stays larger than asked */
+    drop_huge_pages(s, tail->start, span_bytes(tail));
+    tail->dirty = tail_dirty ? span_bytes(tail) : 0;
+    tail->resident = span_bytes(tail);
+    s->pages = keep_pages;
+    release(tail);
+}
+
+/* Moves the block's pages to a new span without copying. Heap lock held. */
+static struct span *move_pages(struct span *s, size_t pages)
+{
+    struct span *dest = take(pages);
+    if (!dest)
+        return NULL;
+    if (!make_resident(dest)) {
+        release(dest);
+        return NULL;
+    }
+    dest->in_use = 1;
+    if (!map_span(dest) || !os_move_pages((void *)s->start, (void *)dest->start, span_bytes(s))) {
+        release(dest);
+        return NULL;
+    }
+    dest->dirty = 0;
+    if (opt.thp == THP_LARGE) {
+        dest->huge_pages = 1;
+        os_advise_huge_pages((void *)dest->start, span_bytes(dest), true);
+    }
+    /* The move left the old range mapped and empty. */
+    drop_huge_pages(s, s->start, span_bytes(s));
+    footprint_uncharge(span_bytes(s));
+    s->dirty = s->resident = s->lazy = 0;
+    s->huge_pages = 0;
+    release(s);
+    return dest;
+}
+
+void *large_resize(struct span *s, size_t size)
+{
+    if (size > ((size_t)1 << 46))
+        return NULL;
+    size_t pages = (size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT;
+    size_t old_pages = s->pages, old_bytes = span_bytes(s);
+    struct span *result = NULL;
+    lock_acquire(&heap_lock);
+    if (pages <= s->pages) {
+        shrink_to(s, pages, true);
+        result = s;
+    } else if (grow_in_place(s, pages)) {
+        if (map_span(s)) {
+            st.in_place_grows++;
+            result = s;
+        } else {
+            shrink_to(s, old_pages, false);
+        }
+    } else if (size >= opt.huge_threshold) {
+        result = move_pages(s, pages);
+        if (result)
+            st.mremap_moves++;
+    }
+    if (result) {
+        st.bytes_in_use += span_bytes(result) - old_bytes; /* modular: shrinking subtracts */
+        counters_add_held((ptrdiff_t)span_bytes(result) - (ptrdiff_t)old_bytes);
+    }
+    lock_release(&heap_lock);
+    return result ? (void *)result->start : NULL;
+}
+
+size_t large_trim(uint64_t older_than_ns, enum os_purge_kind kind)
+{
+    size_t released = 0;
+    lock_acquire(&heap_lock);
+    for (unsigned b = 0; b < BIN_COUNT; b++)
+        for (struct span *s = bins[b]; s; s = s->next) {
+            if (s->freed_ns > older_than_ns)
+                continue;
+            /* Purging in the bin: keep the bin totals in step. */
+            size_t resident = s->resident, lazy = s->lazy;
+            released += purge_span(s, kind);
+            st.bytes_free_resident -= resident - s->resident;
+            st.bytes_free_lazy += s->lazy - lazy; /* modular */
+            st.bytes_free_released += (resident + lazy) - (s->resident + s->lazy);
+        }
+    lock_release(&heap_lock);
+    return released;
+}
+
+void large_stats(struct large_stats *out)
+{
+    lock_acquire(&heap_lock);
+    *out = st;
+    lock_release(&heap_lock);
+}

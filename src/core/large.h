@@ -1,0 +1,40 @@
+/* Large and huge blocks: page-granular spans from a page heap with
+ * coalescing, in the region's large zone (or in mappings of their own
+ * without it). Every page of a block in use maps to its span, so the start
+ * and size of the block holding any interior pointer are O(1). */
+#ifndef COREALLOC_LARGE_H
+#define COREALLOC_LARGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform/os.h"
+
+struct span;
+
+void large_init(void);
+/* A block of at least size bytes aligned to align (a power of two). When
+ * *zeroed is set on return the memory is known to read as zero. */
+void *large_alloc(size_t size, size_t align, bool *zeroed);
+/* The span in use that contains addr, or NULL. */
+struct span *large_span_of(uintptr_t addr);
+uintptr_t large_span_start(const struct span *s);
+size_t large_span_size(const struct span *s);
+void large_free(struct span *s);
+/* Resizes in place (shrink, or grow into free space behind it) or, for
+ * blocks past the huge threshold, moves the pages with mremap. Returns the
+ * block's address, or NULL when the caller has to allocate and copy. */
+void *large_resize(struct span *s, size_t size);
+/* Gives free spans freed before older_than_ns back to the OS (with
+ * OS_PURGE_DONTNEED, lazily freed ones too). Returns bytes. */
+size_t large_trim(uint64_t older_than_ns, enum os_purge_kind kind);
+
+struct large_stats {
+    uint64_t spans_in_use, bytes_in_use;
+    uint64_t bytes_free_resident, bytes_free_lazy, bytes_free_released; /* free spans */
+    uint64_t mremap_moves, in_place_grows;
+};
+void large_stats(struct large_stats *out);
+
+#endif

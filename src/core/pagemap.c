@@ -1,0 +1,114 @@
+#include "core/pagemap.h"
+
+#include "platform/lock.h"
+#include "platform/os.h"
+
+/* 48-bit addresses, 4 KiB pages: 36 bits of page number in three levels. */
+#define LEVEL_BITS 12
+#define LEVEL_SIZE ((size_t)1 << LEVEL_BITS)
+#define LEVEL_MASK (LEVEL_SIZE - 1)
+#define ADDRESS_BITS 48
+
+struct leaf { uintptr_t entry[LEVEL_SIZE]; };
+struct node { struct leaf *leaf[LEVEL_SIZE]; };
+
+static struct node *root[LEVEL_SIZE];
+static lock_t grow_lock = LOCK_INIT;
+static size_t bytes_mapped;
+
+void pagemap_init(void)
+{
+    lock_register_for_fork(&grow_lock);
+}
+
+uintptr_t pagemap_get(uintptr_t addr)
+{
+    if (addr >> ADDRESS_BITS)
+        return 0;
+    uintptr_t page = addr >> OS_PAGE_SHIFT;
+    struct node *n = __atomic_load_n(&root[page >> (2 * LEVEL_BITS)], __ATOMIC_ACQUIRE);
+    if (!n)
+        return 0;
+    struct leaf *l = __atomic_load_n(&n->leaf[(page >> LEVEL_BITS) & LEVEL_MASK], __ATOMIC_ACQUIRE);
+    if (!l)
+        return 0;
+    return __atomic_load_n(&l->entry[page & LEVEL_MASK], __ATOMIC_ACQUIRE);
+}
+
+static void *grow(void **slot, size_t size)
+{
+    void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (p)
+        return p;
+    lock_acquire(&grow_lock);
+    p = *slot;
+    if (!p) {
+        p = os_map(size, 0);
+        if (p) {
+            bytes_mapped += size;
+            __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+        }
+    }
+    lock_release(&grow_lock);
+    return p;
+}
+
+static struct leaf *leaf_for(uintptr_t page)
+{
+    struct node *n = grow((void **)&root[page >> (2 * LEVEL_BITS)], sizeof(struct node));
+    if (!n)
+        return NULL;
+    return grow((void **)&n->leaf[(page >> LEVEL_BITS) & LEVEL_MASK], sizeof(struct leaf));
+}
+
+bool pagemap_set_range(uintptr_t addr, size_t size, uintptr_t value)
+{
+    if ((addr + size) >> ADDRESS_BITS)
+        return false;
+    uintptr_t page = addr >> OS_PAGE_SHIFT;
+    uintptr_t end = (addr + size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT;
+    while (page < end) {
+        struct leaf *l = leaf_for(page);
+        if (!l)
+            return false;
+        uintptr_t stop = (page | LEVEL_MASK) + 1;
+        if (stop > end)
+            stop = end;
+        for (; page < stop; page++)
+            __atomic_store_n(&l->entry[page & LEVEL_MASK], value, __ATOMIC_RELEASE);
+    }
+    return true;
+}
+
+bool pagemap_set(uintptr_t addr, uintptr_t value)
+{
+    return pagemap_set_range(addr, 1, value);
+}
+
+/* Entries held by one page of a leaf. */
+#define ENTRIES_PER_PAGE (OS_PAGE_SIZE / sizeof(uintptr_t))
+
+void pagemap_forget_range(uintptr_t addr, size_t size)
+{
+    if ((addr + size) >> ADDRESS_BITS)
+        return;
+    /* Whole leaf pages inside the range only: their neighbours' entries may
+     * still be read. */
+    uintptr_t page = ((addr >> OS_PAGE_SHIFT) + ENTRIES_PER_PAGE - 1) & ~(uintptr_t)(ENTRIES_PER_PAGE - 1);
+    uintptr_t end = ((addr + size) >> OS_PAGE_SHIFT) & ~(uintptr_t)(ENTRIES_PER_PAGE - 1);
+    while (page < end) {
+        uintptr_t stop = (page | LEVEL_MASK) + 1;
+        if (stop > end)
+            stop = end;
+        struct node *n = __atomic_load_n(&root[page >> (2 * LEVEL_BITS)], __ATOMIC_ACQUIRE);
+        struct leaf *l = n ? __atomic_load_n(&n->leaf[(page >> LEVEL_BITS) & LEVEL_MASK], __ATOMIC_ACQUIRE) : NULL;
+        if (l)
+            os_purge(&l->entry[page & LEVEL_MASK], (stop - page) * sizeof(uintptr_t), OS_PURGE_DONTNEED);
+        page = stop;
+    }
+}
+
+size_t pagemap_bytes_mapped(void)
+{
+    return __atomic_load_n(&bytes_mapped, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,42 @@
+#include "core/sizeclass.h"
+
+struct sizeclass_info sc_info[SC_COUNT];
+uint8_t sc_lut[SC_LUT_MAX / SC_MIN_SIZE + 1];
+
+static unsigned clamp(unsigned v, unsigned lo, unsigned hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static size_t class_size(unsigned cls)
+{
+    if (cls == 0)
+        return SC_MIN_SIZE;
+    if (cls <= 8)
+        return 16u * cls;
+    unsigned doubling = (cls - 9) / 8, step = (cls - 9) % 8;
+    size_t base = (size_t)128 << doubling;
+    return base + (step + 1) * (base / 8);
+}
+
+void sizeclass_init(void)
+{
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        struct sizeclass_info *sc = &sc_info[c];
+        sc->size = (uint32_t)class_size(c);
+        sc->blocks = (uint32_t)(SB_SIZE / sc->size);
+        sc->recip = (((uint64_t)1 << SC_RECIP_SHIFT) + sc->size - 1) / sc->size;
+        /* A cache may hold up to 256 KiB of a class (at least 8, at most
+         * 256 objects; its capacity grows to that with demand); batches are
+         * a quarter of that, 2 to SC_BATCH_MAX objects. */
+        sc->limit = (uint16_t)clamp((unsigned)((256u << 10) / sc->size), 8, 256);
+        sc->batch = (uint16_t)clamp(sc->limit / 4u, 2, SC_BATCH_MAX);
+    }
+    unsigned cls = 0;
+    for (unsigned i = 0; i <= SC_LUT_MAX / SC_MIN_SIZE; i++) {
+        size_t n = (size_t)i * SC_MIN_SIZE;
+        while (class_size(cls) < n)
+            cls++;
+        sc_lut[i] = (uint8_t)cls;
+    }
+}

@@ -1,0 +1,60 @@
+/* Size classes: an 8-byte class, then 16-byte steps up to 128 bytes, then
+ * eight classes per power of two (at most 12.5% apart) up to SMALL_MAX.
+ * Every class size above 8 is a multiple of 16, and power-of-two sizes are
+ * classes, so a block of such a class is aligned to its size within its
+ * superblock: requests of up to 8 bytes get 8-byte alignment (all an object
+ * that small can need), larger ones 16. */
+#ifndef COREALLOC_SIZECLASS_H
+#define COREALLOC_SIZECLASS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SC_COUNT 73
+#define SMALL_MAX ((size_t)32768)
+#define SC_LUT_MAX 1024
+/* The smallest class, and the alignment every larger request gets. */
+#define SC_MIN_SIZE 8
+#define SC_ALIGN 16
+/* Most objects moved between a cache and the central layer at once. */
+#define SC_BATCH_MAX 32
+/* Superblocks: aligned runs of blocks of one class. */
+#define SB_SHIFT 18
+#define SB_SIZE ((size_t)1 << SB_SHIFT)
+/* Room for the largest superblock bitmap: a bit per block of the smallest class. */
+#define SB_BITMAP_BYTES (SB_SIZE / SC_MIN_SIZE / 8)
+/* index = (offset * recip) >> SC_RECIP_SHIFT is exact for offsets < SB_SIZE. */
+#define SC_RECIP_SHIFT 40
+
+struct sizeclass_info {
+    uint32_t size;     /* block size in bytes */
+    uint32_t blocks;   /* blocks in one superblock */
+    uint64_t recip;    /* ceil(2^SC_RECIP_SHIFT / size) */
+    uint16_t batch;    /* objects moved between a cache and the central layer */
+    uint16_t limit;    /* most objects one cache holds */
+};
+
+extern struct sizeclass_info sc_info[SC_COUNT];
+extern uint8_t sc_lut[SC_LUT_MAX / SC_MIN_SIZE + 1];
+
+void sizeclass_init(void);
+
+/* The class of a request of n bytes, n <= SMALL_MAX. Constant time. */
+static inline unsigned sc_of(size_t n)
+{
+    if (__builtin_expect(n <= SC_LUT_MAX, 1))
+        return sc_lut[(n + SC_MIN_SIZE - 1) / SC_MIN_SIZE];
+    size_t m = n - 1;
+    unsigned e = 63u - (unsigned)__builtin_clzl(m); /* 2^e <= m < 2^(e+1), e >= 10 */
+    return 9u + (e - 7u) * 8u + (unsigned)((m >> (e - 3)) - 8);
+}
+
+static inline size_t sc_size(unsigned cls) { return sc_info[cls].size; }
+
+/* Block index of an offset inside a superblock. */
+static inline uint64_t sc_block_index(unsigned cls, uintptr_t offset)
+{
+    return (offset * sc_info[cls].recip) >> SC_RECIP_SHIFT;
+}
+
+#endif

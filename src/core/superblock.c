@@ -1,0 +1,355 @@
+#include "core/superblock.h"
+
+#include <string.h>
+
+#include "core/counters.h"
+#include "core/footprint.h"
+#include "core/meta.h"
+#include "core/pagemap.h"
+#include "core/zone.h"
+#include "platform/debug.h"
+#include "platform/lock.h"
+#include "platform/options.h"
+#include "platform/os.h"
+
+/* Superblocks mapped on their own come in aligned chunks of this many. */
+#define CHUNK_SUPERBLOCKS 16
+
+/* Empty superblocks retained per class (zone superblocks stay in their
+ * zone), and a shared pool of empty chunk superblocks that any class may
+ * reformat. */
+static struct superblock *class_empty[SC_COUNT];
+static struct superblock *chunk_pool;
+static lock_t chunk_lock = LOCK_INIT;
+static size_t retained_bytes;
+static size_t retain_limit = (size_t)32 << 20;
+
+void sb_init(void)
+{
+    lock_register_for_fork(&chunk_lock);
+}
+
+struct superblock *sb_of(uintptr_t addr)
+{
+    unsigned cls;
+    if (zone_class_of(addr, &cls)) {
+        struct superblock *sb = zone_descriptor_slot(cls, addr);
+        return sb->start ? sb : NULL; /* never-used superblocks have no start */
+    }
+    uintptr_t entry = pagemap_get(addr);
+    if (entry && !(entry & PAGEMAP_TAG_SPAN))
+        return (struct superblock *)entry;
+    return NULL;
+}
+
+static void format(struct superblock *sb, unsigned cls)
+{
+    unsigned blocks = sc_info[cls].blocks;
+    memset(sb->bitmap, 0xff, (blocks / 64) * sizeof(uint64_t));
+    if (blocks % 64)
+        sb->bitmap[blocks / 64] = ((uint64_t)1 << (blocks % 64)) - 1;
+    sb->cursor = 0;
+    sb->holes = 0;
+    sb->cls = (uint16_t)cls;
+    sb->carved = 0;
+    sb->used = 0;
+    sb->list = SB_LIST_NONE;
+    sb->next = sb->prev = NULL;
+}
+
+/* An empty superblock about to be formatted: its pages count as resident
+ * again. False when the memory limit does not allow it. */
+static bool make_resident(struct superblock *sb)
+{
+    if (sb->residency == SB_RESIDENT) {
+        __atomic_fetch_sub(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
+        return true;
+    }
+    if (!footprint_charge(SB_SIZE))
+        return false;
+    if (sb->residency == SB_LAZY)
+        footprint_add_lazy(-(ptrdiff_t)SB_SIZE);
+    sb->residency = SB_RESIDENT;
+    return true;
+}
+
+/* Returns an empty superblock's pages to the OS. */
+static size_t purge(struct superblock *sb, enum os_purge_kind kind)
+{
+    size_t released = 0;
+    if (sb->residency == SB_RESIDENT) {
+        __atomic_fetch_sub(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
+        footprint_uncharge(SB_SIZE);
+        released = SB_SIZE;
+    } else if (sb->residency == SB_LAZY && kind == OS_PURGE_DONTNEED) {
+        footprint_add_lazy(-(ptrdiff_t)SB_SIZE);
+        released = SB_SIZE; /* the lazy pages go now, not when the kernel wants them */
+    } else {
+        return 0;
+    }
+    os_purge((void *)sb->start, SB_SIZE, kind);
+    counters_add_purged(released);
+    if (kind == OS_PURGE_FREE)
+        footprint_add_lazy((ptrdiff_t)SB_SIZE);
+    sb->residency = kind == OS_PURGE_FREE ? SB_LAZY : SB_PURGED;
+    return released;
+}
+
+/* Maps a chunk of superblocks outside the zones and puts them in the pool. */
+static bool grow_chunk_pool(void)
+{
+    char *chunk = os_map_aligned(SB_SIZE * CHUNK_SUPERBLOCKS, SB_SIZE);
+    if (!chunk)
+        return false;
+    counters_add_mapped(SB_SIZE * CHUNK_SUPERBLOCKS);
+    for (unsigned i = 0; i < CHUNK_SUPERBLOCKS; i++) {
+        struct superblock *sb = meta_alloc(sizeof *sb);
+        uint64_t *bitmap = meta_alloc(SB_BITMAP_BYTES); /* any class may take it */
+        uintptr_t start = (uintptr_t)chunk + i * SB_SIZE;
+        if (!sb || !bitmap || !pagemap_set_range(start, SB_SIZE, (uintptr_t)sb)) {
+            /* What could not be described is left unused, never handed out. */
+            return i > 0;
+        }
+        sb->start = start;
+        sb->bitmap = bitmap;
+        sb->residency = SB_PURGED; /* fresh pages: nothing to give back */
+        sb->next = chunk_pool;
+        chunk_pool = sb;
+    }
+    return true;
+}
+
+static struct superblock *take_from_chunk_pool(unsigned cls)
+{
+    lock_acquire(&chunk_lock);
+    if (!chunk_pool && !grow_chunk_pool()) {
+        lock_release(&chunk_lock);
+        return NULL;
+    }
+    struct superblock *sb = chunk_pool;
+    if (!make_resident(sb)) {
+        lock_release(&chunk_lock);
+        return NULL;
+    }
+    chunk_pool = sb->next;
+    lock_release(&chunk_lock);
+    format(sb, cls); /* reformatted: any class may take a pooled superblock */
+    return sb;
+}
+
+/* The empty superblock of cls to reuse: the most recently emptied (likely
+ * still resident), or in tight mode the lowest. */
+static struct superblock **pick_empty(unsigned cls)
+{
+    struct superblock **pick = &class_empty[cls];
+    if (opt.tight)
+        for (struct superblock **at = pick; *at; at = &(*at)->next)
+            if ((*at)->start < (*pick)->start)
+                pick = at;
+    return pick;
+}
+
+struct superblock *sb_acquire(unsigned cls)
+{
+    if (class_empty[cls]) {
+        struct superblock **pick = pick_empty(cls), *sb = *pick;
+        if (!make_resident(sb))
+            return NULL;
+        *pick = sb->next;
+        format(sb, cls);
+        return sb;
+    }
+    if (!zone_active())
+        return take_from_chunk_pool(cls);
+    if (!footprint_charge(SB_SIZE))
+        return NULL;
+    uintptr_t start = zone_take_superblock(cls);
+    if (!start) {
+        footprint_uncharge(SB_SIZE);
+        return take_from_chunk_pool(cls);
+    }
+    struct superblock *sb = zone_descriptor_slot(cls, start);
+    sb->start = start;
+    sb->bitmap = zone_superblock_bitmap(cls, start);
+    sb->zoned = 1;
+    sb->residency = SB_RESIDENT;
+    counters_add_mapped(SB_SIZE);
+    format(sb, cls);
+    return sb;
+}
+
+void sb_release_empty(struct superblock *sb)
+{
+    CA_ASSERT(sb->used == 0 && sb->list != SB_LIST_EMPTY);
+    /* Empty, it is counted whole again: purging it uncharges it whole. */
+    if (sb->holes) {
+        footprint_recharge((size_t)__builtin_popcountll(sb->holes) << OS_PAGE_SHIFT);
+        sb->holes = 0;
+    }
+    sb->empty_since_ns = os_monotonic_ns();
+    sb->list = SB_LIST_EMPTY;
+    sb->residency = SB_RESIDENT;
+    size_t retained = __atomic_add_fetch(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
+    if (retained > retain_limit || footprint_purge_at_once())
+        purge(sb, opt_purge_kind());
+    if (sb->zoned) {
+        sb->next = class_empty[sb->cls];
+        class_empty[sb->cls] = sb;
+        return;
+    }
+    lock_acquire(&chunk_lock);
+    sb->next = chunk_pool;
+    chunk_pool = sb;
+    lock_release(&chunk_lock);
+}
+
+/* Pages of the superblock that block index overlaps, as a mask. */
+static uint64_t block_pages(unsigned cls, uint64_t index)
+{
+    uint64_t start = index * sc_info[cls].size, end = start + sc_info[cls].size - 1;
+    unsigned first = (unsigned)(start >> OS_PAGE_SHIFT), last = (unsigned)(end >> OS_PAGE_SHIFT);
+    return (~(uint64_t)0 >> (63 - last)) & (~(uint64_t)0 << first);
+}
+
+_Static_assert(SB_SIZE >> OS_PAGE_SHIFT == 64, "one hole bit per page");
+
+/* Blocks taken from pages that went back: those pages count again. */
+static void refill_holes(struct superblock *sb, void *const *taken, unsigned n)
+{
+    uint64_t pages = 0;
+    for (unsigned i = 0; i < n; i++)
+        pages |= block_pages(sb->cls, sc_block_index(sb->cls, (uintptr_t)taken[i] - sb->start));
+    pages &= sb->holes;
+    if (pages) {
+        sb->holes &= ~pages;
+        footprint_recharge((size_t)__builtin_popcountll(pages) << OS_PAGE_SHIFT);
+    }
+}
+
+unsigned sb_take(struct superblock *sb, void **out, unsigned n)
+{
+    const struct sizeclass_info *sc = &sc_info[sb->cls];
+    unsigned words = (sc->blocks + 63) / 64, got = 0, w = sb->cursor;
+    for (; w < words && got < n; w++) {
+        uint64_t bits = sb->bitmap[w];
+        while (bits && got < n) {
+            unsigned index = w * 64 + (unsigned)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            out[got++] = (void *)(sb->start + (uintptr_t)index * sc->size);
+            if (index >= sb->carved)
+                sb->carved = index + 1;
+        }
+        sb->bitmap[w] = bits;
+        if (bits)
+            break;
+    }
+    sb->cursor = (uint16_t)w;
+    sb->used += got;
+    if (sb->holes)
+        refill_holes(sb, out, got);
+    return got;
+}
+
+/* Whether blocks first..last are all in the superblock. */
+static bool all_in(const struct superblock *sb, uint64_t first, uint64_t last)
+{
+    for (uint64_t w = first / 64; w <= last / 64; w++) {
+        uint64_t mask = ~(uint64_t)0;
+        if (w == first / 64)
+            mask &= ~(uint64_t)0 << (first % 64);
+        if (w == last / 64)
+            mask &= ~(uint64_t)0 >> (63 - last % 64);
+        if ((sb->bitmap[w] & mask) != mask)
+            return false;
+    }
+    return true;
+}
+
+/* Purges those of the candidate pages whose blocks are all in the
+ * superblock, and marks them as holes. */
+static size_t purge_free_pages(struct superblock *sb, uint64_t candidates)
+{
+    const struct sizeclass_info *sc = &sc_info[sb->cls];
+    uint64_t fresh = 0;
+    for (uint64_t left = candidates & ~sb->holes; left; left &= left - 1) {
+        unsigned p = (unsigned)__builtin_ctzll(left);
+        uint64_t first = ((uint64_t)p << OS_PAGE_SHIFT) / sc->size;
+        uint64_t last = ((((uint64_t)p + 1) << OS_PAGE_SHIFT) - 1) / sc->size;
+        if (last >= sc->blocks)
+            last = sc->blocks - 1; /* the tail past the last block */
+        if (all_in(sb, first, last))
+            fresh |= (uint64_t)1 << p;
+    }
+    for (uint64_t left = fresh; left;) {
+        unsigned p = (unsigned)__builtin_ctzll(left);
+        uint64_t rest = ~(left >> p);
+        unsigned run = rest ? (unsigned)__builtin_ctzll(rest) : 64; /* pages in a row from p */
+        os_purge((void *)(sb->start + ((uintptr_t)p << OS_PAGE_SHIFT)), (size_t)run << OS_PAGE_SHIFT,
+                 OS_PURGE_DONTNEED);
+        left = run == 64 ? 0 : left & ~((((uint64_t)1 << run) - 1) << p);
+    }
+    sb->holes |= fresh;
+    size_t released = (size_t)__builtin_popcountll(fresh) << OS_PAGE_SHIFT;
+    if (released) {
+        footprint_uncharge(released);
+        counters_add_purged(released);
+    }
+    return released;
+}
+
+size_t sb_purge_holes(struct superblock *sb)
+{
+    CA_ASSERT(sb->list == SB_LIST_PARTIAL && sb->used > 0);
+    /* Pages past the highest block ever handed out were never touched. */
+    unsigned pages = (unsigned)(((uint64_t)sb->carved * sc_info[sb->cls].size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT);
+    return purge_free_pages(sb, pages >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << pages) - 1);
+}
+
+bool sb_give(struct superblock *sb, void *p)
+{
+    uint64_t index = sc_block_index(sb->cls, (uintptr_t)p - sb->start);
+    uint64_t bit = (uint64_t)1 << (index % 64);
+    if (sb->bitmap[index / 64] & bit)
+        return false;
+    sb->bitmap[index / 64] |= bit;
+    if (index / 64 < sb->cursor)
+        sb->cursor = (uint16_t)(index / 64);
+    sb->used--;
+    return true;
+}
+
+void sb_gave(struct superblock *sb, void *p)
+{
+    if (sb->used && footprint_purge_at_once())
+        purge_free_pages(sb, block_pages(sb->cls, sc_block_index(sb->cls, (uintptr_t)p - sb->start)));
+}
+
+static size_t purge_list(struct superblock *head, uint64_t older_than_ns, enum os_purge_kind kind)
+{
+    size_t released = 0;
+    for (struct superblock *sb = head; sb; sb = sb->next)
+        if (sb->empty_since_ns <= older_than_ns)
+            released += purge(sb, kind);
+    return released;
+}
+
+size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns, enum os_purge_kind kind)
+{
+    size_t released = purge_list(class_empty[cls], older_than_ns, kind);
+    if (cls == 0) { /* the shared pool is purged along with class 0's list */
+        lock_acquire(&chunk_lock);
+        released += purge_list(chunk_pool, older_than_ns, kind);
+        lock_release(&chunk_lock);
+    }
+    return released;
+}
+
+size_t sb_bytes_retained(void)
+{
+    return __atomic_load_n(&retained_bytes, __ATOMIC_RELAXED);
+}
+
+void sb_set_retain_limit(size_t bytes)
+{
+    retain_limit = bytes;
+}

@@ -1,0 +1,79 @@
+/* Superblocks: SB_SIZE-aligned runs of headerless blocks of one class. The
+ * descriptor lives out of band: at a computed address in the class zone, or
+ * (for superblocks mapped on their own) behind the page map. Which blocks
+ * are in the superblock is a bitmap beside it (seed 001's PALLOC): blocks are
+ * taken lowest address first, and giving one back touches only the bitmap,
+ * never the block, which is usually cold by then. */
+#ifndef COREALLOC_SUPERBLOCK_H
+#define COREALLOC_SUPERBLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sizeclass.h"
+#include "core/zone.h"
+#include "platform/os.h"
+
+enum sb_list { SB_LIST_NONE, SB_LIST_PARTIAL, SB_LIST_EMPTY };
+/* Where an empty superblock's pages are. Formatted ones are resident. */
+enum sb_residency { SB_RESIDENT, SB_PURGED, SB_LAZY /* MADV_FREE: until the kernel takes them */ };
+
+struct superblock {
+    struct superblock *next, *prev; /* on the class's partial or empty list */
+    uint64_t *bitmap;               /* bit i set: block i is in the superblock */
+    uintptr_t start;
+    uint64_t empty_since_ns;
+    uint32_t carved; /* one past the highest block ever handed out */
+    uint32_t used;   /* blocks outside the superblock (caches, central, user) */
+    uint16_t cls;
+    uint16_t cursor; /* no set bit below this bitmap word */
+    uint8_t list;    /* enum sb_list */
+    uint8_t zoned;   /* lives in its class zone: the address gives the class */
+    uint8_t residency; /* enum sb_residency */
+    uint8_t pad;
+    uint64_t holes; /* in use: bit i set when page i went back to the OS (all its blocks free) */
+};
+_Static_assert(sizeof(struct superblock) == ZONE_DESCRIPTOR_BYTES, "one cache line; zone arithmetic");
+
+void sb_init(void);
+/* The superblock holding addr, or NULL when addr is not in one. */
+struct superblock *sb_of(uintptr_t addr);
+/* A superblock formatted for cls: a retained empty one, or fresh address
+ * space. NULL when out of memory or at the memory limit. Caller holds the
+ * class lock. */
+struct superblock *sb_acquire(unsigned cls);
+/* A superblock whose blocks have all returned: kept for reuse or purged.
+ * Caller holds the class lock (and has unlinked it). */
+void sb_release_empty(struct superblock *sb);
+/* Takes up to n blocks out of sb into out[], lowest addresses first. */
+unsigned sb_take(struct superblock *sb, void **out, unsigned n);
+/* Puts block p back. False when it is already in (a double free). */
+bool sb_give(struct superblock *sb, void *p);
+static inline bool sb_exhausted(const struct superblock *sb)
+{
+    return sb->used == sc_info[sb->cls].blocks;
+}
+/* Start of the block containing addr (which must lie inside sb). */
+static inline uintptr_t sb_block_start(const struct superblock *sb, uintptr_t addr)
+{
+    uint64_t index = sc_block_index(sb->cls, addr - sb->start);
+    return sb->start + index * sc_info[sb->cls].size;
+}
+
+/* Purges the empty superblocks of cls emptied before older_than_ns (caller
+ * holds the class lock); with OS_PURGE_DONTNEED, lazily freed ones too.
+ * Returns bytes released. */
+size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns, enum os_purge_kind kind);
+/* Gives back the pages of a partly used superblock whose blocks are all in
+ * it (taking a block from such a page brings the page back). Caller holds
+ * the class lock. Returns bytes released. */
+size_t sb_purge_holes(struct superblock *sb);
+/* After sb_give(sb, p), on a superblock still in use: when purging is
+ * immediate (a zero delay, or memory pressure), the pages of p whose blocks
+ * are now all free go back at once. Caller holds the class lock. */
+void sb_gave(struct superblock *sb, void *p);
+size_t sb_bytes_retained(void);
+void sb_set_retain_limit(size_t bytes);
+
+#endif

@@ -1,0 +1,64 @@
+/* Address-space zones (PALLOC2's aligned size-class areas): one aligned
+ * reservation holds a zone per small size class, then a zone for large
+ * spans. For a pointer inside a class zone, the class is arithmetic on the
+ * address and the superblock descriptor sits at a computed address in the
+ * zone's first pages. Without the reservation, the base is a sentinel that
+ * no user pointer can match and every lookup falls to the page map. */
+#ifndef COREALLOC_ZONE_H
+#define COREALLOC_ZONE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sizeclass.h"
+
+#define ZONE_SHIFT 36 /* 64 GiB per size class */
+#define ZONE_SIZE ((uintptr_t)1 << ZONE_SHIFT)
+#define REGION_SHIFT 43 /* 8 TiB: 73 class zones, the rest for large spans */
+#define REGION_SIZE ((uintptr_t)1 << REGION_SHIFT)
+#define SMALL_ZONES_SIZE ((uintptr_t)SC_COUNT << ZONE_SHIFT)
+#define ZONE_NO_REGION ((uintptr_t)1 << 63) /* not a user address */
+/* Each superblock of a zone has a descriptor of this size in the zone's
+ * first pages (struct superblock asserts it fits). */
+#define ZONE_DESCRIPTOR_BYTES 64
+
+extern uintptr_t zone_region_base;
+
+/* Reserves the region (unless disabled). Returns true when zones are on. */
+bool zone_init(bool enabled);
+bool zone_active(void);
+
+/* True when addr lies in a size-class zone; *cls is its class. */
+static inline bool zone_class_of(uintptr_t addr, unsigned *cls)
+{
+    uintptr_t off = addr - zone_region_base;
+    if (off >= SMALL_ZONES_SIZE)
+        return false;
+    *cls = (unsigned)(off >> ZONE_SHIFT);
+    return true;
+}
+
+static inline uintptr_t zone_base(unsigned cls)
+{
+    return zone_region_base + ((uintptr_t)cls << ZONE_SHIFT);
+}
+
+/* The descriptor slot of the zone superblock holding addr (used or not). */
+static inline void *zone_descriptor_slot(unsigned cls, uintptr_t addr)
+{
+    uintptr_t base = zone_base(cls);
+    return (void *)(base + ((addr - base) >> SB_SHIFT) * ZONE_DESCRIPTOR_BYTES);
+}
+
+/* Address of the next never-used superblock of the class's zone, or 0 when
+ * the zone is full (or absent). Caller holds the class lock. */
+uintptr_t zone_take_superblock(unsigned cls);
+/* Where the bitmap of the zone superblock at start lives. */
+uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start);
+/* Address space for large spans inside the region: [start, start + size).
+ * Returns false when the large zone is exhausted (or absent). Caller holds
+ * the page heap's lock, which serialises every taker. */
+bool zone_take_large(size_t size, uintptr_t *start);
+
+#endif

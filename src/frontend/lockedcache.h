@@ -1,0 +1,22 @@
+/* Ablation front ends (seed 000's Table 3): the same slabs, chosen by CPU
+ * number, by a hash of the thread, or one for all, each behind a mutex.
+ * Built only into the ablation libraries; the default library has none of it. */
+#ifndef COREALLOC_LOCKEDCACHE_H
+#define COREALLOC_LOCKEDCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+extern bool lockedcache_active;
+
+void lockedcache_init(void);
+/* A cached object, or NULL when the slab's stack is empty. */
+void *lockedcache_try_alloc(unsigned cls);
+/* The same, refilling an empty stack from the central layer. */
+void *lockedcache_alloc(unsigned cls);
+void lockedcache_free(void *p, unsigned cls);
+const char *lockedcache_name(void);
+size_t lockedcache_bytes_held(unsigned *slabs);
+size_t lockedcache_drain_all(void);
+
+#endif

@@ -1,0 +1,52 @@
+/* The options: every tunable, read once from COREALLOC_* environment
+ * variables at start-up, declared once in options_table.h. */
+#ifndef COREALLOC_OPTIONS_H
+#define COREALLOC_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "platform/options_table.h"
+#include "platform/os.h"
+
+/* Values of the CHOICE options, in the order of their choices. */
+enum stats_mode { STATS_OFF, STATS_TEXT, STATS_JSON };
+enum frontend_choice { FRONTEND_AUTO, FRONTEND_RSEQ, FRONTEND_THREAD };
+enum purge_choice { PURGE_DONTNEED, PURGE_FREE };
+enum thp_choice { THP_NEVER, THP_LARGE, THP_ALWAYS };
+
+#define OPTION_TYPE_BOOL bool
+#define OPTION_TYPE_SIZE size_t
+#define OPTION_TYPE_MS long
+#define OPTION_TYPE_CHOICE int
+#define OPTION_TYPE_STRING const char * /* NULL when unset */
+
+struct options {
+#define OPTION_FIELD(name, field, kind, def, choices, meaning) OPTION_TYPE_##kind field;
+    COREALLOC_OPTION_TABLE(OPTION_FIELD)
+#undef OPTION_FIELD
+};
+
+extern struct options opt;
+
+static inline enum os_purge_kind opt_purge_kind(void)
+{
+    return opt.purge == PURGE_FREE ? OS_PURGE_FREE : OS_PURGE_DONTNEED;
+}
+
+/* Whether free blocks may wait above their superblocks: in caches grown
+ * for them and in batches parked centrally. Not in tight mode (they wait in
+ * superblocks, where lowest-address-first finds them), nor with a zero
+ * purge delay (superblocks empty, and are purged, as the frees arrive). */
+static inline bool opt_free_blocks_wait(void)
+{
+    return !opt.tight && opt.purge_delay_ms != 0;
+}
+
+/* Sets the defaults, then reads the environment: each COREALLOC_<NAME>,
+ * then COREALLOC_OPTIONS (help, or NAME=VALUE pairs); warns about values
+ * that do not parse and about COREALLOC_ names that are no option. No
+ * allocation. Safe to call more than once. */
+void options_init(void);
+
+#endif

@@ -1,0 +1,83 @@
+/* Every environment variable of corealloc, declared once. The options
+ * struct, the defaults, the parser, COREALLOC_OPTIONS=help, the warning for
+ * unknown names, the README's options table (compared by a test) and the
+ * manual all come from these lines.
+ *
+ * OPTION(NAME, field, KIND, "default", "choices", "meaning"): read from
+ * COREALLOC_<NAME>. KIND is BOOL, SIZE (bytes, K/M/G suffixes), MS
+ * (milliseconds, -1 for never), CHOICE (one of the |-separated choices,
+ * stored as its index: the matching enum in options.h lists them in the
+ * same order) or STRING. The default is parsed like a value from the
+ * environment.
+ *
+ * VARIABLE(NAME, "meaning"): a COREALLOC_<NAME> variable that is not an
+ * option: COREALLOC_OPTIONS itself, and those the corealloc tool's
+ * interposers and the tests read (known, so none is reported as a misspelt
+ * option). */
+#ifndef COREALLOC_OPTIONS_TABLE_H
+#define COREALLOC_OPTIONS_TABLE_H
+
+#define COREALLOC_OPTION_TABLE(OPTION)                                                            \
+    OPTION(STATS, stats, CHOICE, "0", "0|1|json",                                                 \
+           "report at exit: `0` none, `1` text, `json` one JSON object")                          \
+    OPTION(STATS_FILE, stats_file, STRING, "", "",                                                \
+           "write the exit report to this file instead of stderr")                                \
+    OPTION(ABORT_ON_ERROR, abort_on_error, BOOL, "0", "",                                         \
+           "abort on an invalid `free` instead of reporting it and going on")                     \
+    OPTION(ZONES, zones, BOOL, "1", "",                                                           \
+           "reserve the size-class zones; `0` forces the page-map fallback (zones are also off "  \
+           "under valgrind)")                                                                     \
+    OPTION(FRONTEND, frontend, CHOICE, "auto", "auto|rseq|thread",                                \
+           "`auto`/`rseq`: per-CPU caches where the kernel has rseq; `thread`: per-thread caches") \
+    OPTION(RSEQ_MM_CID, rseq_mm_cid, BOOL, "1", "",                                               \
+           "index per-CPU caches by the concurrency id (`mm_cid`, Linux 6.3+) instead of the CPU " \
+           "number")                                                                              \
+    OPTION(RETAIN_BYTES, retain_bytes, SIZE, "32M", "",                                           \
+           "empty memory kept for reuse before it is returned to the OS")                         \
+    OPTION(PURGE, purge, CHOICE, "dontneed", "dontneed|free",                                     \
+           "how memory goes back: `dontneed` (RSS drops at once) or `free` (`MADV_FREE`)")        \
+    OPTION(HUGE_THRESHOLD, huge_threshold, SIZE, "16M", "",                                       \
+           "blocks this large go back to the OS when freed and move with `mremap` when "          \
+           "`realloc` grows them")                                                                \
+    OPTION(PURGE_DELAY_MS, purge_delay_ms, MS, "1000", "",                                        \
+           "free memory unused this long goes back to the OS, by a background thread, also "      \
+           "while the program sleeps: empty superblocks, free spans, and the contents of caches " \
+           "and central batches that saw no traffic; `0` at once (no thread; caches stay at one " \
+           "batch per class and nothing is parked centrally, as in `TIGHT`), `-1` never (only "   \
+           "`RETAIN_BYTES` and `malloc_trim`)")                                                   \
+    OPTION(LIMIT_BYTES, limit_bytes, SIZE, "0", "",                                               \
+           "resident bytes (corealloc's estimate, metadata included) past which allocation fails " \
+           "with `ENOMEM` after trimming; `0` no limit")                                          \
+    OPTION(CGROUP_LIMIT, cgroup_limit, BOOL, "0", "",                                             \
+           "use the cgroup's `memory.max` as such a limit: `NULL` instead of the OOM killer. "    \
+           "Either way, past 7/8 of `memory.max`/`memory.high` free memory is purged at once")    \
+    OPTION(CGROUP_ROOT, cgroup_root, STRING, "", "",                                              \
+           "where the cgroup v2 hierarchy is mounted (default: from `/proc/self/mountinfo`; "     \
+           "cgroup v1's memory controller is read too)")                                          \
+    OPTION(THP, thp, CHOICE, "never", "never|large|always",                                       \
+           "transparent huge pages: `never`, `large` (blocks from `HUGE_THRESHOLD` only: first "  \
+           "touch of a 64 MiB block about 4x faster, but a sparsely used one costs up to 2 MiB "  \
+           "per touched page), `always`")                                                         \
+    OPTION(TIGHT, tight, BOOL, "0", "",                                                           \
+           "seed 001's guarantee: blocks handed out lowest address first, no new superblock "     \
+           "while a partly free one exists, nothing parked centrally")                            \
+    OPTION(THREAD_CACHES_BYTES, thread_caches_bytes, SIZE, "64M", "",                             \
+           "per-thread front end: what all threads' caches may hold together (each at most 256 "  \
+           "KiB)")                                                                                \
+    OPTION(CPU_CACHE_BYTES, cpu_cache_bytes, SIZE, "1M", "",                                      \
+           "per-CPU front end: how far one CPU's cache may grow past a batch per class, with "    \
+           "allocation demand; an idle cache drained by the purger shrinks back")
+
+#define COREALLOC_VARIABLE_TABLE(VARIABLE)                                                          \
+    VARIABLE(OPTIONS, "`help` prints every option with its value, default and meaning; "           \
+                     "`NAME=VALUE` pairs separated by commas set options as their own variables " \
+                     "would (a variable of its own wins)")                                        \
+    VARIABLE(HIST_DIR, "set by `corealloc hist`: where its interposer writes")                      \
+    VARIABLE(HIST_CHILDREN, "set by `corealloc hist`: whether child processes are followed")        \
+    VARIABLE(TRACE_FILE, "set by `corealloc trace record`: the trace being written")                \
+    VARIABLE(TRACE_CHILDREN, "set by `corealloc trace record`: whether child processes are "        \
+                            "followed")                                                           \
+    VARIABLE(TOOL_PID, "set by the `corealloc` tool: the process it started")                       \
+    VARIABLE(PYTHON, "set by `make test`: the virtualenv python for tests that draw plots")
+
+#endif

@@ -1,0 +1,238 @@
+/* Linux implementation of the platform layer. */
+#include "platform/os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
+
+static bool huge_pages_default;
+
+void os_advise_huge_pages(void *addr, size_t size, bool allow)
+{
+    int saved = errno;
+    madvise(addr, size, allow ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    errno = saved;
+}
+
+void os_set_huge_pages_default(bool allow) { huge_pages_default = allow; }
+
+/* Anonymous private memory with the given protection and the default huge
+ * page advice; with a non-zero hint exactly there or not at all. */
+static void *map_anonymous(size_t size, uintptr_t hint, int prot)
+{
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (hint ? MAP_FIXED_NOREPLACE : 0);
+    int saved = errno;
+    void *p = mmap((void *)hint, size, prot, flags, -1, 0);
+    errno = saved;
+    if (p == MAP_FAILED)
+        return NULL;
+    if (hint && (uintptr_t)p != hint) { /* kernels before 4.17 treat it as a hint */
+        munmap(p, size);
+        return NULL;
+    }
+    /* Explicit either way: with the system set to "always", a sparse
+     * superblock would otherwise cost a 2 MiB page. */
+    os_advise_huge_pages(p, size, huge_pages_default);
+    return p;
+}
+
+/* As map_anonymous, aligned to `align`: over-map, then trim both ends. */
+static void *map_anonymous_aligned(size_t size, size_t align, int prot)
+{
+    if (align <= OS_PAGE_SIZE)
+        return map_anonymous(size, 0, prot);
+    if (size + align < size)
+        return NULL;
+    char *raw = map_anonymous(size + align, 0, prot);
+    if (!raw)
+        return NULL;
+    uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
+    size_t head = start - (uintptr_t)raw, tail = align - head;
+    if (head)
+        munmap(raw, head);
+    if (tail)
+        munmap((char *)start + size, tail);
+    return (void *)start;
+}
+
+void *os_map(size_t size, uintptr_t hint) { return map_anonymous(size, hint, PROT_READ | PROT_WRITE); }
+void *os_map_aligned(size_t size, size_t align)
+{
+    return map_anonymous_aligned(size, align, PROT_READ | PROT_WRITE);
+}
+void *os_reserve(size_t size, uintptr_t hint) { return map_anonymous(size, hint, PROT_NONE); }
+void *os_reserve_aligned(size_t size, size_t align)
+{
+    return map_anonymous_aligned(size, align, PROT_NONE);
+}
+
+bool os_commit(void *addr, size_t size)
+{
+    int saved = errno;
+    int rc = mprotect(addr, size, PROT_READ | PROT_WRITE);
+    errno = saved;
+    return rc == 0;
+}
+
+void os_unmap(void *addr, size_t size)
+{
+    int saved = errno;
+    munmap(addr, size);
+    errno = saved;
+}
+
+bool os_purge(void *addr, size_t size, enum os_purge_kind kind)
+{
+    int saved = errno;
+    int advice = kind == OS_PURGE_FREE ? MADV_FREE : MADV_DONTNEED;
+    int rc = madvise(addr, size, advice);
+    if (rc != 0 && kind == OS_PURGE_FREE)
+        rc = madvise(addr, size, MADV_DONTNEED);
+    errno = saved;
+    return rc == 0;
+}
+
+bool os_move_pages(void *from, void *to, size_t size)
+{
+    int saved = errno;
+    void *p = mremap(from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, to);
+    errno = saved;
+    return p == to;
+}
+
+bool os_under_valgrind(void)
+{
+    /* valgrind preloads its own core into every client it runs. */
+    const char *preload = getenv("LD_PRELOAD");
+    return preload && strstr(preload, "/vgpreload_core");
+}
+
+size_t os_page_size(void)
+{
+    long v = sysconf(_SC_PAGESIZE);
+    return v > 0 ? (size_t)v : OS_PAGE_SIZE;
+}
+
+/* Possible CPUs ("0-63" or "0,2-5"): the highest listed id plus one. Parsed
+ * by hand: glibc's get_nprocs_conf may allocate, and we run inside malloc. */
+unsigned os_cpu_count(void)
+{
+    char buf[256];
+    unsigned highest = 0;
+    if (!os_read_small_file("/sys/devices/system/cpu/possible", buf, sizeof buf))
+        return 1;
+    for (char *p = buf; *p;) {
+        if (*p >= '0' && *p <= '9') {
+            unsigned v = (unsigned)strtoul(p, &p, 10);
+            if (v > highest)
+                highest = v;
+        } else {
+            p++;
+        }
+    }
+    return highest + 1;
+}
+
+size_t os_read_small_file(const char *path, char *buf, size_t size)
+{
+    int saved = errno;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t got = 0;
+    if (fd >= 0) {
+        while (got + 1 < size) {
+            ssize_t n = read(fd, buf + got, size - 1 - got);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+        }
+        close(fd);
+    }
+    buf[got] = '\0';
+    errno = saved;
+    return got;
+}
+
+size_t os_rss_current(void)
+{
+    char buf[128];
+    if (!os_read_small_file("/proc/self/statm", buf, sizeof buf))
+        return 0;
+    char *p = buf;
+    strtoull(p, &p, 10); /* total program size */
+    return (size_t)strtoull(p, NULL, 10) * os_page_size();
+}
+
+size_t os_rss_peak(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (size_t)ru.ru_maxrss * 1024;
+}
+
+uint64_t os_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void os_sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
+    int saved = errno;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+    errno = saved;
+}
+
+int os_write_all(int fd, const char *buf, size_t len)
+{
+    int saved = errno, failure = 0;
+    while (len) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            failure = n < 0 ? errno : EIO;
+            break;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    errno = saved;
+    return failure;
+}
+
+void os_abort(void)
+{
+    abort();
+}
+
+int os_create_file(const char *path)
+{
+    int saved = errno;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    errno = saved;
+    return fd;
+}
+
+void os_close(int fd)
+{
+    int saved = errno;
+    close(fd);
+    errno = saved;
+}

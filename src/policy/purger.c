@@ -1,0 +1,156 @@
+#include "policy/purger.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include "core/batchpool.h"
+#include "core/central.h"
+#include "core/footprint.h"
+#include "core/large.h"
+#include "core/meta.h"
+#include "core/sizeclass.h"
+#include "frontend/frontend.h"
+#include "platform/options.h"
+#include "platform/os.h"
+
+enum { PURGER_OFF, PURGER_STARTING, PURGER_RUNNING, PURGER_FAILED };
+static int state = PURGER_OFF;
+/* Set once the C library is fully initialised: threads may not be created
+ * from allocations made while libraries are still being loaded. */
+static bool process_ready;
+
+/* Last traffic seen per CPU cache and per class, and when it last changed. */
+struct watch {
+    uint64_t activity, changed_ns;
+};
+static struct watch *ids; /* frontend_id_count() of them, from the thread's start */
+static unsigned id_count;
+static uint64_t class_activity[SC_COUNT], class_changed_ns[SC_COUNT];
+/* Per class, its traffic when its partly used superblocks were last
+ * scanned for free pages: unchanged, a scan would find nothing new. */
+static uint64_t class_holes_scanned[SC_COUNT];
+
+__attribute__((constructor)) static void note_process_ready(void)
+{
+    __atomic_store_n(&process_ready, true, __ATOMIC_RELEASE);
+}
+
+static bool unchanged_since(uint64_t activity, uint64_t *last, uint64_t *changed_ns, uint64_t now)
+{
+    if (activity != *last) {
+        *last = activity;
+        *changed_ns = now;
+        return false;
+    }
+    return true;
+}
+
+/* One pass: whatever has been free and untouched for the delay goes back. */
+static void purge_pass(uint64_t delay_ns)
+{
+    uint64_t now = os_monotonic_ns();
+    bool hard = footprint_under_pressure();
+    uint64_t horizon = hard ? now : now > delay_ns ? now - delay_ns : 0; /* freed before: purge */
+    enum os_purge_kind kind = opt_purge_kind();
+
+    /* Classes are judged before caches are drained into them. */
+    bool class_idle[SC_COUNT];
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        class_idle[c] = unchanged_since(central_activity(c), &class_activity[c], &class_changed_ns[c], now) &&
+                        (hard || class_changed_ns[c] <= horizon);
+
+    for (unsigned id = 0; id < id_count; id++) {
+        uint64_t empty, full;
+        frontend_id_misses(id, &empty, &full);
+        if (unchanged_since(empty + full, &ids[id].activity, &ids[id].changed_ns, now) &&
+            (hard || ids[id].changed_ns <= horizon))
+            frontend_drain_id(id);
+    }
+
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        /* An idle class's batches (and what idle caches just gave it) are
+         * as old as the delay: back to their superblocks, and what empties
+         * is purged with no more wait. */
+        central_trim_class(c, class_idle[c], class_idle[c] ? now : horizon, kind);
+        /* Our own draining is not the program's traffic. */
+        class_activity[c] = central_activity(c);
+        if (class_idle[c] && class_holes_scanned[c] != class_activity[c]) {
+            central_purge_holes(c);
+            class_holes_scanned[c] = class_activity[c];
+        }
+    }
+    /* Nodes of the batches just drained, once whole chunks are empty. */
+    batchpool_release();
+    large_trim(horizon, kind);
+}
+
+static void *purger_main(void *arg)
+{
+    (void)arg;
+    uint64_t delay_ns = (uint64_t)opt.purge_delay_ms * 1000000u;
+    /* A few passes per delay: memory goes back between 1 and 1.25 delays
+     * after it was last used. */
+    uint64_t period_ns = delay_ns / 4;
+    if (period_ns < 1000000u)
+        period_ns = 1000000u;
+    if (period_ns > 1000000000u)
+        period_ns = 1000000000u;
+    if (!ids) { /* a forked child keeps its parent's */
+        unsigned count = frontend_id_count();
+        ids = count ? meta_alloc(count * sizeof *ids) : NULL;
+        id_count = ids ? count : 0;
+    }
+    for (;;) {
+        os_sleep_ns(period_ns);
+        purge_pass(delay_ns);
+    }
+    return NULL;
+}
+
+static void start_thread(void)
+{
+    pthread_attr_t attr;
+    pthread_t thread;
+    sigset_t all, saved;
+    bool ok = pthread_attr_init(&attr) == 0;
+    if (ok) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, (size_t)256 << 10);
+        /* The thread inherits this mask: the program's signals never land on it. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &saved);
+        ok = pthread_create(&thread, &attr, purger_main, NULL) == 0;
+        pthread_sigmask(SIG_SETMASK, &saved, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (ok)
+        pthread_setname_np(thread, "corealloc-purge");
+    /* A failure is not retried on every free; purging then waits for the
+     * retain limit or malloc_trim. */
+    __atomic_store_n(&state, ok ? PURGER_RUNNING : PURGER_FAILED, __ATOMIC_RELEASE);
+}
+
+void purger_kick(void)
+{
+    if (__builtin_expect(__atomic_load_n(&state, __ATOMIC_RELAXED) != PURGER_OFF, 1))
+        return;
+    if (opt.purge_delay_ms <= 0 || !__atomic_load_n(&process_ready, __ATOMIC_ACQUIRE))
+        return;
+    int expected = PURGER_OFF;
+    if (__atomic_compare_exchange_n(&state, &expected, PURGER_STARTING, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED))
+        start_thread();
+}
+
+void purger_fork_child(void)
+{
+    bool was_running = __atomic_load_n(&state, __ATOMIC_RELAXED) == PURGER_RUNNING;
+    __atomic_store_n(&state, PURGER_OFF, __ATOMIC_RELAXED);
+    if (was_running)
+        purger_kick();
+}
+
+bool purger_running(void)
+{
+    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == PURGER_RUNNING;
+}

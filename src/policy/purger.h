@@ -1,0 +1,22 @@
+/* Returning free memory to the OS after COREALLOC_PURGE_DELAY_MS unused,
+ * whether or not the program still allocates: a background thread wakes a
+ * few times per delay, purges empty superblocks and free spans that have
+ * aged past the delay, and empties caches and central batches that saw no
+ * traffic for that long. Nothing on the fast path knows about it. */
+#ifndef COREALLOC_PURGER_H
+#define COREALLOC_PURGER_H
+
+#include <stdbool.h>
+
+/* Starts the background thread when a delay is set and it is not running.
+ * Call only from allocation paths, with no allocator lock held: creating a
+ * thread allocates, and glibc calls free (never malloc) while holding the
+ * thread-stack lock that pthread_create takes: started from a free, the
+ * thread could deadlock its creator. */
+void purger_kick(void);
+/* In a forked child: the parent's thread is gone; start the child's own. */
+void purger_fork_child(void);
+/* Whether the background thread runs (for statistics and tests). */
+bool purger_running(void);
+
+#endif
