@@ -11,7 +11,7 @@
 #include "bench_gate.h"
 #include "bench_layout.h"
 #include "bench_report.h"
-#include "bench_rng.h"
+#include "rng.h"
 #include "bench_tag.h"
 #include "bench_threads.h"
 
@@ -28,7 +28,7 @@
 struct lane {
     _Alignas(BENCH_CACHE_LINE) void **blocks;
     size_t *sizes;
-    struct bench_rng rng;
+    struct rng rng;
     uint64_t operations;
     uint64_t generations;
 };
@@ -43,7 +43,7 @@ static long operations_per_lifetime = 10000;
 
 static void *allocate_block(struct lane *lane, long slot)
 {
-    size_t size = (size_t)(min_size + (long)bench_rng_below(&lane->rng, (uint64_t)(max_size - min_size + 1)));
+    size_t size = (size_t)(min_size + (long)rng_below(&lane->rng, (uint64_t)(max_size - min_size + 1)));
     void *block = bench_check_alloc(malloc(size), "larson block");
     bench_tag_write(block, size, (uint64_t)slot ^ lane->rng.state);
     lane->blocks[slot] = block;
@@ -78,7 +78,7 @@ static void *lane_worker(void *arg)
             sem_post(&lanes_finished);
             return NULL;
         }
-        long slot = (long)bench_rng_below(&lane->rng, (uint64_t)blocks_per_lane);
+        long slot = (long)rng_below(&lane->rng, (uint64_t)blocks_per_lane);
         release_block(lane, slot);
         allocate_block(lane, slot);
         lane->operations += 2;
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
     struct lane *lanes = bench_alloc_lines((size_t)threads, sizeof *lanes);
     for (long t = 0; t < threads; t++) {
         struct lane *lane = &lanes[t];
-        lane->rng = bench_rng_seeded((uint64_t)seed * 1000003u + (uint64_t)t);
+        lane->rng = rng_seeded((uint64_t)seed * 1000003u + (uint64_t)t);
         lane->blocks = bench_check_alloc(malloc((size_t)blocks_per_lane * sizeof *lane->blocks), "lane blocks");
         lane->sizes = bench_check_alloc(malloc((size_t)blocks_per_lane * sizeof *lane->sizes), "lane sizes");
         for (long slot = 0; slot < blocks_per_lane; slot++)

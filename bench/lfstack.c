@@ -10,7 +10,7 @@
 #include "bench_gate.h"
 #include "bench_layout.h"
 #include "bench_report.h"
-#include "bench_rng.h"
+#include "rng.h"
 #include "bench_threads.h"
 #include "lfstack/stack.h"
 
@@ -58,13 +58,13 @@ static unsigned push_percent(long index)
 static void *worker_body(void *arg)
 {
     struct worker *self = arg;
-    struct bench_rng rng = bench_rng_seeded((uint64_t)self->index + 17);
+    struct rng rng = rng_seeded((uint64_t)self->index + 17);
     struct hazard_record *hazard = &stack.hazards.records[self->index];
     unsigned pushes_in_100 = push_percent(self->index);
     bool alternate = pattern == PATTERN_PRODUCER_CONSUMER && thread_count == 1;
     bench_gate_pass(&gate);
     for (long op = 0; op < operations_per_thread; op++) {
-        bool push = alternate ? op % 2 == 0 : bench_rng_below(&rng, 100) < pushes_in_100;
+        bool push = alternate ? op % 2 == 0 : rng_below(&rng, 100) < pushes_in_100;
         if (push)
             lf_stack_push(&stack, ((uint64_t)self->index << 40) | (uint64_t)op, &rng, &self->counts);
         else

@@ -23,7 +23,7 @@
 #include "bench_clock.h"
 #include "bench_layout.h"
 #include "bench_report.h"
-#include "bench_rng.h"
+#include "rng.h"
 #include "bench_rss.h"
 #include "bench_threads.h"
 
@@ -122,17 +122,17 @@ static void wait_phase(void)
  * block cut to what is left (but never under the large minimum). */
 static void allocate_share(struct worker *self)
 {
-    struct bench_rng rng = bench_rng_seeded(seed * 1000003u + (uint64_t)self->index);
+    struct rng rng = rng_seeded(seed * 1000003u + (uint64_t)self->index);
     unsigned char fill = (unsigned char)(0x40 + self->index % 64);
     size_t small_budget = self->share / 2, large_budget = self->share - small_budget;
     struct block *chain = NULL;
     for (size_t done = 0; done < small_budget; self->allocated++) {
-        size_t size = SMALL_MIN + (size_t)bench_rng_below(&rng, SMALL_MAX - SMALL_MIN + 1);
+        size_t size = SMALL_MIN + (size_t)rng_below(&rng, SMALL_MAX - SMALL_MIN + 1);
         chain = allocate_block(size, chain, fill);
         done += size;
     }
     for (size_t done = 0; done < large_budget; self->allocated++) {
-        size_t size = LARGE_MIN + (size_t)bench_rng_below(&rng, LARGE_MAX - LARGE_MIN + 1);
+        size_t size = LARGE_MIN + (size_t)rng_below(&rng, LARGE_MAX - LARGE_MIN + 1);
         size_t left = large_budget - done;
         if (size > left)
             size = left > LARGE_MIN ? left : LARGE_MIN;

@@ -17,7 +17,7 @@
 #include "bench_clock.h"
 #include "bench_layout.h"
 #include "bench_report.h"
-#include "bench_rng.h"
+#include "rng.h"
 #include "bench_rss.h"
 #include "bench_tag.h"
 #include "bench_threads.h"
@@ -69,11 +69,11 @@ static pthread_cond_t done_changed = PTHREAD_COND_INITIALIZER;
 static long *done_slots;
 static long done_count;
 
-static struct kept allocate_tagged(struct bench_rng *rng, size_t size)
+static struct kept allocate_tagged(struct rng *rng, size_t size)
 {
     void *block = bench_check_alloc(malloc(size), "thread-churn block");
     memset(block, 0x5a, size);
-    bench_tag_write(block, size, bench_rng_next(rng));
+    bench_tag_write(block, size, rng_next(rng));
     return (struct kept){ block, size };
 }
 
@@ -84,9 +84,9 @@ static void free_tagged(struct kept kept, const char *what)
     free(kept.block);
 }
 
-static size_t small_size(struct bench_rng *rng)
+static size_t small_size(struct rng *rng)
 {
-    return SMALL_MIN + (size_t)bench_rng_below(rng, SMALL_MAX - SMALL_MIN + 1);
+    return SMALL_MIN + (size_t)rng_below(rng, SMALL_MAX - SMALL_MIN + 1);
 }
 
 static void free_parcel(struct parcel *parcel)
@@ -99,7 +99,7 @@ static void free_parcel(struct parcel *parcel)
 static void *worker_body(void *arg)
 {
     struct worker *self = arg;
-    struct bench_rng rng = bench_rng_seeded(seed * 1000003u + (uint64_t)self->index);
+    struct rng rng = rng_seeded(seed * 1000003u + (uint64_t)self->index);
 
     pthread_mutex_lock(&shelf_lock);
     struct parcel *inherited = shelf;

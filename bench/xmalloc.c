@@ -9,7 +9,7 @@
 #include "bench_layout.h"
 #include "bench_mailbox.h"
 #include "bench_report.h"
-#include "bench_rng.h"
+#include "rng.h"
 #include "bench_tag.h"
 #include "bench_threads.h"
 
@@ -44,15 +44,15 @@ static long max_size = 512;
 static void *producer_body(void *arg)
 {
     struct worker *self = arg;
-    struct bench_rng rng = bench_rng_seeded((uint64_t)self->index + 1);
+    struct rng rng = rng_seeded((uint64_t)self->index + 1);
     bench_gate_pass(&gate);
     while (!atomic_load_explicit(&stop_requested, memory_order_relaxed)) {
         struct batch *batch = bench_check_alloc(malloc(sizeof *batch), "batch");
         for (int i = 0; i < BLOCKS_PER_BATCH; i++) {
-            size_t size = 16 + (size_t)bench_rng_below(&rng, (uint64_t)(max_size - 15));
+            size_t size = 16 + (size_t)rng_below(&rng, (uint64_t)(max_size - 15));
             batch->blocks[i] = bench_check_alloc(malloc(size), "xmalloc block");
             batch->sizes[i] = size;
-            bench_tag_write(batch->blocks[i], size, bench_rng_next(&rng));
+            bench_tag_write(batch->blocks[i], size, rng_next(&rng));
         }
         bench_mailbox_put(&queue, batch);
         self->count += BLOCKS_PER_BATCH;

@@ -11,7 +11,7 @@
 #include "bench_gate.h"
 #include "bench_layout.h"
 #include "bench_report.h"
-#include "bench_rng.h"
+#include "rng.h"
 #include "bench_threads.h"
 #include "octree.h"
 
@@ -172,12 +172,12 @@ static void *worker_body(void *arg)
 
 static void place_bodies(long seed)
 {
-    struct bench_rng rng = bench_rng_seeded((uint64_t)seed);
+    struct rng rng = rng_seeded((uint64_t)seed);
     for (long i = 0; i < body_count; i++) {
         struct body *body = &bodies[i];
         for (int axis = 0; axis < 3; axis++) {
-            body->position[axis] = (double)bench_rng_below(&rng, 1u << 30) / (double)(1u << 30);
-            body->velocity[axis] = ((double)bench_rng_below(&rng, 2001) - 1000.0) * 1e-4;
+            body->position[axis] = (double)rng_below(&rng, 1u << 30) / (double)(1u << 30);
+            body->velocity[axis] = ((double)rng_below(&rng, 2001) - 1000.0) * 1e-4;
             body->acceleration[axis] = 0.0;
         }
         body->mass = 1.0 / (double)body_count;

@@ -29,9 +29,9 @@ void lf_stack_init(struct lf_stack *stack, unsigned threads, unsigned slot_count
 /* A pusher parks its node in a slot for a short while. Returns true when a
  * popper took it. Poppers never dereference an offer before owning it, so
  * an eliminated node needs no hazard protection. */
-static bool offer_for_elimination(struct lf_stack *stack, struct lf_node *node, struct bench_rng *rng)
+static bool offer_for_elimination(struct lf_stack *stack, struct lf_node *node, struct rng *rng)
 {
-    struct exchange_slot *slot = &stack->slots[bench_rng_below(rng, stack->slot_count)];
+    struct exchange_slot *slot = &stack->slots[rng_below(rng, stack->slot_count)];
     uintptr_t expected = EXCHANGE_EMPTY;
     if (!atomic_compare_exchange_strong(&slot->offer, &expected, (uintptr_t)node))
         return false;
@@ -48,9 +48,9 @@ static bool offer_for_elimination(struct lf_stack *stack, struct lf_node *node, 
     return true;
 }
 
-static struct lf_node *take_eliminated(struct lf_stack *stack, struct bench_rng *rng)
+static struct lf_node *take_eliminated(struct lf_stack *stack, struct rng *rng)
 {
-    struct exchange_slot *slot = &stack->slots[bench_rng_below(rng, stack->slot_count)];
+    struct exchange_slot *slot = &stack->slots[rng_below(rng, stack->slot_count)];
     uintptr_t offer = atomic_load_explicit(&slot->offer, memory_order_acquire);
     if (offer == EXCHANGE_EMPTY || offer == EXCHANGE_TAKEN)
         return NULL;
@@ -59,7 +59,7 @@ static struct lf_node *take_eliminated(struct lf_stack *stack, struct bench_rng 
     return (struct lf_node *)offer;
 }
 
-void lf_stack_push(struct lf_stack *stack, uint64_t value, struct bench_rng *rng,
+void lf_stack_push(struct lf_stack *stack, uint64_t value, struct rng *rng,
                    struct lf_thread_counts *counts)
 {
     struct lf_node *node = bench_check_alloc(malloc(sizeof *node), "stack node");
@@ -83,7 +83,7 @@ static void consume_node(struct lf_node *node, struct lf_thread_counts *counts)
     counts->popped_sum += node->value;
 }
 
-bool lf_stack_pop(struct lf_stack *stack, struct hazard_record *hazard, struct bench_rng *rng,
+bool lf_stack_pop(struct lf_stack *stack, struct hazard_record *hazard, struct rng *rng,
                   struct lf_thread_counts *counts)
 {
     for (;;) {

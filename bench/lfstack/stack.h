@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "bench_layout.h"
-#include "bench_rng.h"
+#include "rng.h"
 #include "hazard.h"
 
 struct lf_node {
@@ -42,11 +42,11 @@ struct lf_thread_counts {
 void lf_stack_init(struct lf_stack *stack, unsigned threads, unsigned slot_count);
 
 /* Allocates a node holding `value` and pushes it. */
-void lf_stack_push(struct lf_stack *stack, uint64_t value, struct bench_rng *rng,
+void lf_stack_push(struct lf_stack *stack, uint64_t value, struct rng *rng,
                    struct lf_thread_counts *counts);
 
 /* Pops a value and releases its node; false when the stack was empty. */
-bool lf_stack_pop(struct lf_stack *stack, struct hazard_record *hazard, struct bench_rng *rng,
+bool lf_stack_pop(struct lf_stack *stack, struct hazard_record *hazard, struct rng *rng,
                   struct lf_thread_counts *counts);
 
 /* Single-threaded teardown: frees the remaining nodes, reporting their
