@@ -30,11 +30,12 @@ static bool make_room(void)
 
 static void *small_alloc(unsigned cls)
 {
-    void *p = frontend_try_alloc(cls);
-    if (!p) {
-        p = frontend_alloc_slow(cls);
-        purger_kick();
-    }
+    void *p;
+    FRONTEND_POP(p, cls, miss);
+    return p;
+miss:
+    p = frontend_alloc_slow(cls);
+    purger_kick();
     if (!p && make_room())
         p = frontend_alloc_slow(cls);
     if (!p)
@@ -44,8 +45,15 @@ static void *small_alloc(unsigned cls)
 
 static void small_free(void *p, unsigned cls)
 {
-    if (!frontend_try_free(p, cls))
-        frontend_free_slow(p, cls);
+    if (cache_marked_free(p))
+        goto marked;
+    FRONTEND_PUSH(p, cls, full);
+    return;
+full:
+    frontend_free_slow(p, cls);
+    return;
+marked:
+    frontend_free_marked(p, cls);
 }
 
 static void *large_malloc(size_t size, size_t alignment, bool *zeroed)

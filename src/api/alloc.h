@@ -23,30 +23,45 @@ size_t alloc_object_size(const void *p);
 size_t alloc_trim(void);
 const char *alloc_frontend_name(void);
 
+/* The fast paths: one critical section each (see fastpath.h). A malloc
+ * of up to SC_LUT_MAX bytes finds its class with one load; a free finds
+ * its class from the address (the zone it lies in), and anything else
+ * (NULL, large blocks, foreign pointers, no zones) takes the slow path. A
+ * free looks for the free mark (a double free of a block still free), and
+ * the rest of its checks wait for its free stack's verification.
+ * Before start-up the class table is zero and the sections miss, so the
+ * slow path (which starts the allocator up) recomputes the class. */
 static inline void *alloc_malloc(size_t size)
 {
-    if (__builtin_expect(size <= SMALL_MAX, 1)) {
-        void *p = frontend_try_alloc(sc_of(size));
-        if (__builtin_expect(p != NULL, 1))
-            return p;
-    }
+    unsigned cls;
+    if (__builtin_expect(size <= SC_LUT_MAX, 1))
+        cls = sc_lut[size];
+    else if (size <= SMALL_MAX)
+        cls = sc_of(size);
+    else
+        return alloc_malloc_slow(size);
+    void *p;
+    FRONTEND_POP(p, cls, miss);
+    return p;
+miss:
     return alloc_malloc_slow(size);
 }
 
 static inline void alloc_free(void *p)
 {
-    uintptr_t addr = (uintptr_t)p;
-    unsigned cls;
-    if (__builtin_expect(zone_class_of(addr, &cls), 1)) {
-        uintptr_t offset = addr & (SB_SIZE - 1);
-        uint64_t index = sc_block_index(cls, offset);
-        /* Only block starts inside a superblock's blocks are accepted here. */
-        if (__builtin_expect(index * sc_info[cls].size == offset && index < sc_info[cls].blocks, 1)) {
-            if (__builtin_expect(frontend_try_free(p, cls), 1))
-                return;
-            frontend_free_slow(p, cls);
-            return;
-        }
+    uintptr_t cls = ((uintptr_t)p >> ZONE_SHIFT) - frontend_layout.zone_index;
+    if (__builtin_expect(cls < SC_COUNT, 1)) {
+        /* Zones are readable wherever a superblock may be or not. */
+        if (__builtin_expect(cache_marked_free(p), 0))
+            goto marked;
+        FRONTEND_PUSH(p, cls, full);
+        return;
+    full:
+        frontend_free_slow(p, (unsigned)cls);
+        return;
+    marked:
+        frontend_free_marked(p, (unsigned)cls);
+        return;
     }
     alloc_free_slow(p);
 }

@@ -14,7 +14,6 @@
 #include "core/sizeclass.h"
 #include "core/superblock.h"
 #include "core/zone.h"
-#include "frontend/cache.h"
 #include "frontend/frontend.h"
 #include "platform/lock.h"
 #include "platform/options.h"
@@ -40,14 +39,13 @@ static void init_layers(void)
     footprint_init();
     os_set_huge_pages_default(opt.thp == THP_ALWAYS);
     sizeclass_init();
-    cache_layout_init();
     sb_set_retain_limit(opt.retain_bytes);
+    zone_init(opt.zones); /* the front end's fast paths read where the zones are */
     /* Locks register in the order they nest, outermost first (fork safety). */
     central_init();
     large_init();
     frontend_init();
     sb_init();
-    zone_init(opt.zones);
     pagemap_init();
     meta_init();
 }

@@ -72,7 +72,6 @@ void report_collect(struct report *r)
 
     r->frontend = alloc_frontend_name();
     r->rseq_source = rseq_source_name();
-    r->rseq_id = rseq_uses_mm_cid() ? "mm_cid" : "cpu_id";
     r->rseq_aborts = rseq_abort_count();
     r->zones = zone_active();
     r->rss_bytes = os_rss_current();

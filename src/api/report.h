@@ -18,7 +18,6 @@
 #define COREALLOC_STAT_TABLE(STAT)                                                                \
     STAT(frontend, TEXT, "front end: rseq (per-CPU), per-thread, or an ablation")                 \
     STAT(rseq_source, TEXT, "whose rseq area the per-CPU caches use")                             \
-    STAT(rseq_id, TEXT, "what indexes the per-CPU caches: cpu_id or mm_cid")                      \
     STAT(rseq_aborts, COUNT, "critical sections restarted by the kernel")                         \
     STAT(zones, FLAG, "size-class zones reserved (else the page map only)")                       \
     STAT(in_use_bytes, BYTES, "held by the program")                                              \

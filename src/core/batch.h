@@ -36,6 +36,12 @@ static inline void stack_push(struct stack *st, struct batch *b)
     }
 }
 
+/* The top node, without taking it. */
+static inline struct batch *stack_peek(struct stack *st)
+{
+    return (struct batch *)(uintptr_t)st->head;
+}
+
 static inline struct batch *stack_pop(struct stack *st)
 {
     stack_word old = st->head, seen;

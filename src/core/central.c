@@ -220,6 +220,21 @@ size_t central_trim(void)
     return released + batchpool_release();
 }
 
+bool central_holds(unsigned cls, const void *p)
+{
+    struct central *ce = &classes[cls];
+    /* Node memory is never unmapped, and a walk longer than the parked
+     * batches has strayed onto another stack: stop there. */
+    unsigned steps = __atomic_load_n(&ce->batches, __ATOMIC_RELAXED) + 1;
+    for (struct batch *b = stack_peek(&ce->full); b && steps--; b = __atomic_load_n(&b->next, __ATOMIC_RELAXED)) {
+        unsigned count = __atomic_load_n(&b->count, __ATOMIC_RELAXED);
+        for (unsigned i = 0; i < count && i < SC_BATCH_MAX; i++)
+            if (__atomic_load_n(&b->objects[i], __ATOMIC_RELAXED) == p)
+                return true;
+    }
+    return false;
+}
+
 uint64_t central_activity(unsigned cls)
 {
     return __atomic_load_n(&classes[cls].refills, __ATOMIC_RELAXED) +

@@ -28,6 +28,9 @@ size_t central_purge_holes(unsigned cls);
 /* Every class drained, every empty superblock and every free page of a
  * partly used one purged (MADV_DONTNEED). */
 size_t central_trim(void);
+/* Whether a batch parked on the class's stack holds p. Racy (the stack
+ * changes under the walk), so a best guess, for telling double frees. */
+bool central_holds(unsigned cls, const void *p);
 /* Batch transfers of the class so far: unchanged means no traffic. */
 uint64_t central_activity(unsigned cls);
 

@@ -1,7 +1,7 @@
 #include "core/sizeclass.h"
 
 struct sizeclass_info sc_info[SC_COUNT];
-uint8_t sc_lut[SC_LUT_MAX / SC_MIN_SIZE + 1];
+uint8_t sc_lut[SC_LUT_MAX + 1];
 
 static unsigned clamp(unsigned v, unsigned lo, unsigned hi)
 {
@@ -33,10 +33,9 @@ void sizeclass_init(void)
         sc->batch = (uint16_t)clamp(sc->limit / 4u, 2, SC_BATCH_MAX);
     }
     unsigned cls = 0;
-    for (unsigned i = 0; i <= SC_LUT_MAX / SC_MIN_SIZE; i++) {
-        size_t n = (size_t)i * SC_MIN_SIZE;
+    for (size_t n = 0; n <= SC_LUT_MAX; n++) {
         while (class_size(cls) < n)
             cls++;
-        sc_lut[i] = (uint8_t)cls;
+        sc_lut[n] = (uint8_t)cls;
     }
 }

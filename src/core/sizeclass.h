@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "platform/compiler.h"
+
 #define SC_COUNT 73
 #define SMALL_MAX ((size_t)32768)
 #define SC_LUT_MAX 1024
@@ -34,8 +36,10 @@ struct sizeclass_info {
     uint16_t limit;    /* most objects one cache holds */
 };
 
-extern struct sizeclass_info sc_info[SC_COUNT];
-extern uint8_t sc_lut[SC_LUT_MAX / SC_MIN_SIZE + 1];
+extern INTERNAL_DATA struct sizeclass_info sc_info[SC_COUNT];
+/* The class of every request size up to SC_LUT_MAX, indexed by the size
+ * itself: the malloc fast path looks it up with one load. */
+extern INTERNAL_DATA uint8_t sc_lut[SC_LUT_MAX + 1];
 
 void sizeclass_init(void);
 
@@ -43,7 +47,7 @@ void sizeclass_init(void);
 static inline unsigned sc_of(size_t n)
 {
     if (__builtin_expect(n <= SC_LUT_MAX, 1))
-        return sc_lut[(n + SC_MIN_SIZE - 1) / SC_MIN_SIZE];
+        return sc_lut[n];
     size_t m = n - 1;
     unsigned e = 63u - (unsigned)__builtin_clzl(m); /* 2^e <= m < 2^(e+1), e >= 10 */
     return 9u + (e - 7u) * 8u + (unsigned)((m >> (e - 3)) - 8);

@@ -42,6 +42,30 @@ struct superblock *sb_of(uintptr_t addr)
     return NULL;
 }
 
+enum block_state sb_block_state(uintptr_t addr, unsigned cls)
+{
+    unsigned zone_cls;
+    struct superblock *sb;
+    if (zone_class_of(addr, &zone_cls)) {
+        /* Only a taken superblock's descriptor is committed memory. */
+        if (zone_cls != cls || !zone_superblock_taken(cls, addr))
+            return BLOCK_NO_SUPERBLOCK;
+        sb = zone_descriptor_slot(cls, addr);
+    } else {
+        sb = sb_of(addr);
+    }
+    uintptr_t start = sb ? __atomic_load_n(&sb->start, __ATOMIC_ACQUIRE) : 0;
+    if (!start || __atomic_load_n(&sb->cls, __ATOMIC_RELAXED) != cls || addr - start >= SB_SIZE)
+        return BLOCK_NO_SUPERBLOCK;
+    uint64_t offset = addr - start, index = sc_block_index(cls, offset);
+    if (index * sc_info[cls].size != offset || index >= sc_info[cls].blocks)
+        return BLOCK_NOT_A_START;
+    if (index >= __atomic_load_n(&sb->carved, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&sb->bitmap[index / 64], __ATOMIC_RELAXED) & ((uint64_t)1 << (index % 64)))
+        return BLOCK_IN_SUPERBLOCK;
+    return BLOCK_HANDED_OUT;
+}
+
 static void format(struct superblock *sb, unsigned cls)
 {
     unsigned blocks = sc_info[cls].blocks;

@@ -54,6 +54,18 @@ static inline bool sb_exhausted(const struct superblock *sb)
 {
     return sb->used == sc_info[sb->cls].blocks;
 }
+/* What a free of addr, said to be of class cls, would find. */
+enum block_state {
+    BLOCK_HANDED_OUT,    /* a block out of its superblock: in a cache or the program's */
+    BLOCK_IN_SUPERBLOCK, /* a block its superblock holds: never handed out, or freed already */
+    BLOCK_NOT_A_START,   /* inside a block, or in the tail past the last one */
+    BLOCK_NO_SUPERBLOCK, /* where no superblock of the class is */
+};
+/* Racy reads, without the class lock: exact for a block handed out (its
+ * state cannot change under a legitimate free), a best guess for misuse
+ * racing with the block's superblock. */
+enum block_state sb_block_state(uintptr_t addr, unsigned cls);
+
 /* Start of the block containing addr (which must lie inside sb). */
 static inline uintptr_t sb_block_start(const struct superblock *sb, uintptr_t addr)
 {

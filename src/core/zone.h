@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/sizeclass.h"
+#include "platform/compiler.h"
 
 #define ZONE_SHIFT 36 /* 64 GiB per size class */
 #define ZONE_SIZE ((uintptr_t)1 << ZONE_SHIFT)
@@ -23,7 +24,7 @@
  * first pages (struct superblock asserts it fits). */
 #define ZONE_DESCRIPTOR_BYTES 64
 
-extern uintptr_t zone_region_base;
+extern INTERNAL_DATA uintptr_t zone_region_base;
 
 /* Reserves the region (unless disabled). Returns true when zones are on. */
 bool zone_init(bool enabled);
@@ -54,6 +55,9 @@ static inline void *zone_descriptor_slot(unsigned cls, uintptr_t addr)
 /* Address of the next never-used superblock of the class's zone, or 0 when
  * the zone is full (or absent). Caller holds the class lock. */
 uintptr_t zone_take_superblock(unsigned cls);
+/* Whether addr lies in a superblock the class's zone has handed out (not
+ * in the descriptor area, not in never-used address space). */
+bool zone_superblock_taken(unsigned cls, uintptr_t addr);
 /* Where the bitmap of the zone superblock at start lives. */
 uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start);
 /* Address space for large spans inside the region: [start, start + size).

@@ -2,14 +2,13 @@
 
 #include "core/central.h"
 #include "core/meta.h"
-#include "core/sizeclass.h"
 #include "frontend/cache.h"
+#include "frontend/fastpath.h"
 #include "platform/lock.h"
 #include "platform/options.h"
 #include "platform/os.h"
 
-uintptr_t cpucache_base;
-unsigned cpucache_shift;
+static uintptr_t slabs_base; /* 0 while the per-CPU front end is off */
 static unsigned slab_count;
 /* Per id: slow-path entries (the cache was empty / full). Counted off the
  * fast path only, so a hit costs nothing; hits are not counted. */
@@ -19,32 +18,64 @@ struct id_counters {
 } __attribute__((aligned(64)));
 static struct id_counters *counters;
 static lock_t drain_lock = LOCK_INIT;
+static unsigned free_capacity;
 
-/* Stops pops (begin past any top) and pushes (end at zero) on a stack. */
-#define STOPPED_BEGIN 0xffff
-#define STOPPED_END 0
+static void **slab_of(unsigned id)
+{
+    return (void **)(slabs_base + ((uintptr_t)id << SLAB_SHIFT));
+}
 
-bool cpucache_init(bool prefer_mm_cid)
+/* The slabs of ids [0, count), and the zero (stopped) headers of the two
+ * ids an unregistered area reads as, at their places after them: reserved
+ * as one span, then trimmed to what is used. NULL when the address space
+ * cannot be had. */
+static char *map_slabs(unsigned count)
+{
+    size_t span = (size_t)(SLAB_ID_UNREGISTERED + 1) << SLAB_SHIFT;
+    size_t used = (size_t)count << SLAB_SHIFT;
+    size_t stopped = (size_t)SLAB_ID_FAILED << SLAB_SHIFT;
+    char *base = os_reserve_aligned(span, SLAB_BYTES);
+    if (!base)
+        return NULL;
+    if (!os_commit(base, used) || !os_commit(base + stopped, OS_PAGE_SIZE) ||
+        !os_commit(base + stopped + SLAB_BYTES, OS_PAGE_SIZE)) {
+        os_unmap(base, span);
+        return NULL;
+    }
+    os_unmap(base + used, stopped - used);
+    os_unmap(base + stopped + OS_PAGE_SIZE, SLAB_BYTES - OS_PAGE_SIZE);
+    os_unmap(base + stopped + SLAB_BYTES + OS_PAGE_SIZE, SLAB_BYTES - OS_PAGE_SIZE);
+    return base;
+}
+
+bool cpucache_init(unsigned free_stack_capacity)
 {
     lock_register_for_fork(&drain_lock);
-    if (!ARCH_HAS_RSEQ_SECTIONS || rseq_init(ARCH_RSEQ_SIGNATURE, prefer_mm_cid, true) == RSEQ_SOURCE_NONE)
+    if (!ARCH_HAS_RSEQ_SECTIONS ||
+        rseq_init(ARCH_RSEQ_SIGNATURE, true) == RSEQ_SOURCE_NONE)
         return false;
-    unsigned shift = cache_slab_shift();
     unsigned count = rseq_id_count();
-    char *slabs = os_map_aligned((size_t)count << shift, (size_t)1 << shift);
+    if (count >= SLAB_ID_LIMIT)
+        return false;
+    counters = meta_alloc(count * sizeof *counters);
+    char *slabs = counters ? map_slabs(count) : NULL;
     if (!slabs)
         return false;
-    for (unsigned id = 0; id < count; id++) {
-        void **slab = (void **)(slabs + ((size_t)id << shift));
-        cache_slab_format(slab);
-    }
-    counters = meta_alloc(count * sizeof *counters);
-    if (!counters)
-        return false;
+    free_capacity = free_stack_capacity;
+    for (unsigned id = 0; id < count; id++)
+        cache_slab_format((void **)(slabs + ((size_t)id << SLAB_SHIFT)), free_capacity);
     slab_count = count;
-    cpucache_shift = shift;
-    __atomic_store_n(&cpucache_base, (uintptr_t)slabs, __ATOMIC_RELEASE);
+    slabs_base = (uintptr_t)slabs;
+    /* The area first: a section that reads the new slabs (it reads them
+     * last) also sees the new area. */
+    __atomic_store_n(&frontend_layout.sections.area_off, rseq_area_offset(), __ATOMIC_RELAXED);
+    __atomic_store_n(&frontend_layout.sections.slabs, (uintptr_t)slabs, __ATOMIC_RELEASE);
     return true;
+}
+
+bool cpucache_on(void)
+{
+    return __atomic_load_n(&slabs_base, __ATOMIC_ACQUIRE) != 0;
 }
 
 static void count_miss(uint64_t *counter)
@@ -52,143 +83,140 @@ static void count_miss(uint64_t *counter)
     __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
-/* A stack that runs empty grows by a batch, up to its limit and within the
- * CPU's growth budget: room for what this CPU allocates, not for what it
- * only frees (a consumer's frees would just be parked here). Growing needs
- * no fence (a section that read the old end just saw less room) but must
- * not race a drain, hence the lock; taken only if free, so no path waits
- * for it. */
-static void grow_capacity(unsigned cls)
+#define SECTION_ARGS &frontend_layout.sections
+
+/* An allocation stack that runs empty grows by a batch, up to its limit
+ * and within the CPU's growth budget: room for what this CPU allocates,
+ * not for what it only frees (a consumer's frees would just be parked
+ * here). Growing needs no fence (a section that read the old end just saw
+ * less room) but must not race a drain, hence the lock; taken only if
+ * free, so no path waits for it. */
+static void grow_capacity(unsigned id, unsigned cls)
 {
     if (!opt_free_blocks_wait() || !lock_try(&drain_lock))
         return;
-    unsigned id = rseq_current_id();
-    void **slab = (void **)(cpucache_base + ((uintptr_t)id << cpucache_shift));
-    struct cache_hdr *h = cache_hdr(slab, cls);
-    uint64_t *grown = &counters[id % slab_count].grown_bytes;
-    unsigned more = cache_growth(h, cls);
+    void **slab = slab_of(id);
+    struct cache_bounds *b = cache_bounds(slab, cls);
+    uint64_t *grown = &counters[id].grown_bytes;
+    unsigned more = cache_growth(slab, cls);
     uint64_t bytes = (uint64_t)more * sc_info[cls].size;
-    if (more && h->begin != STOPPED_BEGIN && *grown + bytes <= opt.cpu_cache_bytes) {
+    if (more && cache_hdr(slab, cls)->alloc_begin != SLAB_STOPPED_BEGIN &&
+        *grown + bytes <= opt.cpu_cache_bytes) {
         *grown += bytes;
-        __atomic_store_n(&h->end, (uint16_t)(h->end + more), __ATOMIC_RELEASE);
+        __atomic_store_n(&b->alloc_end, (uint16_t)(b->alloc_end + more), __ATOMIC_RELEASE);
     }
     lock_release(&drain_lock);
 }
 
+/* Verified objects for this CPU's allocation stack, or, when they do not
+ * all fit (a full stack, a drain, or the thread moved), for the central
+ * layer, as one batch. */
+static void stack_or_spill(unsigned cls, void **objs, unsigned n)
+{
+    if (n && !arch_slab_push_alloc(SECTION_ARGS, cls, objs, n))
+        central_free(cls, objs, n);
+}
+
 void *cpucache_alloc_slow(unsigned cls)
 {
-    void *p;
-    if (!rseq_thread_ready()) /* cannot happen with glibc's registration */
-        return central_alloc(cls, &p, 1) ? p : NULL;
-    p = rseq_cache_pop(cpucache_base, cpucache_shift, cls);
-    if (p)
-        return p;
-    count_miss(&counters[rseq_current_id() % slab_count].misses_empty);
-    grow_capacity(cls);
     void *batch[SC_BATCH_MAX];
-    unsigned n = sc_info[cls].batch;
-    unsigned got = central_alloc(cls, batch, n);
-    if (!got)
-        return NULL;
-    /* One object for the caller, the rest into this CPU's cache (whatever
-     * CPU the thread runs on by now); what does not fit goes back. */
-    unsigned kept = rseq_cache_push_batch(cpucache_base, cpucache_shift, cls, batch + 1, got - 1);
-    if (kept < got - 1)
-        central_free(cls, batch + 1 + kept, got - 1 - kept);
-    return batch[0];
+    if (!rseq_thread_ready()) /* cannot happen with glibc's registration */
+        return central_alloc(cls, batch, 1) ? batch[0] : NULL;
+    void *p;
+    FRONTEND_POP(p, cls, empty);
+    return p;
+empty:;
+    unsigned id = rseq_current_id();
+    count_miss(&counters[id].misses_empty);
+    /* What was freed on this CPU, verified, serves first. */
+    unsigned got = arch_slab_pop_free(SECTION_ARGS, cls, batch, sc_info[cls].batch);
+    got = cache_verify(cls, batch, got, "free");
+    if (!got) {
+        grow_capacity(id, cls);
+        got = central_alloc(cls, batch, sc_info[cls].batch);
+        if (!got)
+            return NULL;
+        cache_mark_all(batch, got);
+    }
+    /* The most recently freed object for the caller (it is the likeliest in
+     * the processor's cache), the rest for this CPU's cache. */
+    stack_or_spill(cls, batch, got - 1);
+    return batch[got - 1];
 }
 
 void cpucache_free_slow(void *p, unsigned cls)
 {
-    if (!rseq_thread_ready()) {
-        central_free(cls, &p, 1);
+    if (rseq_thread_ready()) {
+        count_miss(&counters[rseq_current_id()].misses_full);
+        /* The full free stack, verified, moves to the allocation stack (or
+         * to the central layer, as one batch); p takes its place, unless
+         * that verification just marked the block p is a second free of. */
+        void *batch[SC_BATCH_MAX];
+        unsigned got = arch_slab_pop_free(SECTION_ARGS, cls, batch, sc_info[cls].batch);
+        stack_or_spill(cls, batch, cache_verify(cls, batch, got, "free"));
+        if (cache_marked_free(p))
+            goto verify_now;
+        FRONTEND_PUSH(p, cls, verify_now);
         return;
     }
-    count_miss(&counters[rseq_current_id() % slab_count].misses_full);
-    void *batch[SC_BATCH_MAX];
-    unsigned n = sc_info[cls].batch;
-    unsigned got = rseq_cache_pop_batch(cpucache_base, cpucache_shift, cls, batch, n);
-    if (got)
-        central_free(cls, batch, got);
-    if (!rseq_cache_push(cpucache_base, cpucache_shift, cls, p))
-        central_free(cls, &p, 1);
-}
-
-/* Empties every stack of the slab into the central layer, and shrinks it
- * back to a batch per class: an idle cache gives its growth budget back.
- * Drain lock held. */
-static size_t drain_slab(void **slab, unsigned id)
-{
-    uint16_t begin[SC_COUNT];
-    for (unsigned c = 0; c < SC_COUNT; c++) {
-        struct cache_hdr *h = cache_hdr(slab, c);
-        begin[c] = h->begin;
-        __atomic_store_n(&h->begin, STOPPED_BEGIN, __ATOMIC_RELAXED);
-        __atomic_store_n(&h->end, STOPPED_END, __ATOMIC_RELAXED);
-    }
-    /* After the fence no section on this id still uses the old bounds. */
-    rseq_fence(rseq_uses_mm_cid() ? -1 : (int)id);
-    size_t bytes = 0;
-    for (unsigned c = 0; c < SC_COUNT; c++) {
-        struct cache_hdr *h = cache_hdr(slab, c);
-        unsigned top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
-        unsigned batch = sc_info[c].batch;
-        for (unsigned i = begin[c]; i < top; i += batch) {
-            unsigned n = top - i < batch ? top - i : batch;
-            central_free(c, &slab[i], n);
-        }
-        if (top > begin[c])
-            bytes += (size_t)(top - begin[c]) * sc_info[c].size;
-        __atomic_store_n(&h->top, begin[c], __ATOMIC_RELEASE);
-        __atomic_store_n(&h->end, (uint16_t)(begin[c] + batch), __ATOMIC_RELEASE);
-        __atomic_store_n(&h->begin, begin[c], __ATOMIC_RELEASE);
-    }
-    counters[id % slab_count].grown_bytes = 0;
-    return bytes;
+verify_now: /* no free stack here (or a drain stopped it, or p is suspect) */
+    if (cache_verify(cls, &p, 1, "free"))
+        stack_or_spill(cls, &p, 1);
 }
 
 size_t cpucache_drain_all(void)
 {
-    uintptr_t base = __atomic_load_n(&cpucache_base, __ATOMIC_ACQUIRE);
-    if (!base)
+    if (!cpucache_on())
         return 0;
     size_t bytes = 0;
     lock_acquire(&drain_lock);
     for (unsigned id = 0; id < slab_count; id++)
-        bytes += drain_slab((void **)(base + ((uintptr_t)id << cpucache_shift)), id);
+        cache_slab_stop(slab_of(id));
+    /* After the fence no section anywhere still uses the old bounds. */
+    rseq_fence(-1);
+    for (unsigned id = 0; id < slab_count; id++) {
+        bytes += cache_slab_drain_stopped(slab_of(id), free_capacity);
+        counters[id].grown_bytes = 0;
+    }
     lock_release(&drain_lock);
     return bytes;
 }
 
 size_t cpucache_drain_id(unsigned id)
 {
-    uintptr_t base = __atomic_load_n(&cpucache_base, __ATOMIC_ACQUIRE);
-    if (!base || id >= slab_count)
-        return 0;
-    void **slab = (void **)(base + ((uintptr_t)id << cpucache_shift));
-    if (!cache_slab_bytes_held(slab)) /* nothing to take: spare the fence */
-        return 0;
+    if (!cpucache_on() || id >= slab_count || !cache_slab_bytes_held(slab_of(id)))
+        return 0; /* nothing to take: spare the fence */
     lock_acquire(&drain_lock);
-    size_t bytes = drain_slab(slab, id);
+    cache_slab_stop(slab_of(id));
+    rseq_fence((int)id);
+    size_t bytes = cache_slab_drain_stopped(slab_of(id), free_capacity);
+    counters[id].grown_bytes = 0;
     lock_release(&drain_lock);
     return bytes;
 }
 
+bool cpucache_holds(const void *p, unsigned cls)
+{
+    for (unsigned id = 0, count = cpucache_id_count(); id < count; id++)
+        if (cache_slab_holds(slab_of(id), cls, p))
+            return true;
+    return false;
+}
+
 size_t cpucache_bytes_held(unsigned *slabs)
 {
-    uintptr_t base = __atomic_load_n(&cpucache_base, __ATOMIC_ACQUIRE);
     size_t bytes = 0;
-    if (base)
-        for (unsigned id = 0; id < slab_count; id++)
-            bytes += cache_slab_bytes_held((void **)(base + ((uintptr_t)id << cpucache_shift)));
+    unsigned count = cpucache_id_count();
+    for (unsigned id = 0; id < count; id++)
+        bytes += cache_slab_bytes_held(slab_of(id));
     if (slabs)
-        *slabs = base ? slab_count : 0;
+        *slabs = count;
     return bytes;
 }
 
 unsigned cpucache_id_count(void)
 {
-    return __atomic_load_n(&cpucache_base, __ATOMIC_ACQUIRE) ? slab_count : 0;
+    return cpucache_on() ? slab_count : 0;
 }
 
 void cpucache_id_misses(unsigned id, uint64_t *empty, uint64_t *full)

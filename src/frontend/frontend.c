@@ -1,10 +1,53 @@
 #include "frontend/frontend.h"
 
+#include "core/central.h"
+#include "core/zone.h"
 #include "platform/options.h"
+#include "platform/rseq.h"
+
+#if !defined(COREALLOC_ABLATION)
+#include "frontend/cpucache.h"
+#include "frontend/threadcache.h"
+#endif
+
+/* Zero headers: every stack stopped. The slab the fast paths find before
+ * start-up (id 0 of the pre-start-up layout) and, with per-thread caches,
+ * for ever (the idle area's id, SLAB_ID_UNREGISTERED). */
+static const uint64_t stopped_slab[SLAB_HEADER_SLOTS] __attribute__((aligned(64)));
+
+struct frontend_layout frontend_layout __attribute__((aligned(64))) = {
+    .sections = {.area_off = ARCH_PREINIT_AREA_OFFSET, .slabs = (uintptr_t)stopped_slab},
+    .zone_index = ZONE_NO_REGION >> ZONE_SHIFT,
+};
+
+void frontend_free_marked(void *p, unsigned cls)
+{
+    if (cache_verify(cls, &p, 1, "free"))
+        central_free(cls, &p, 1);
+}
+
+/* Every free stack holds a batch (none would verify each free at once). */
+#define FREE_STACK_CAPACITY (~0u)
+
+/* Starts what every front end shares; holds: its search of all caches. */
+static void init_shared(cache_holds_fn *holds)
+{
+    cache_layout_init(holds);
+    __atomic_store_n(&frontend_layout.zone_index, zone_region_base >> ZONE_SHIFT, __ATOMIC_RELAXED);
+}
 
 #if defined(COREALLOC_ABLATION)
 
-void frontend_init(void) { lockedcache_init(); }
+static bool holds(const void *p, unsigned cls)
+{
+    return lockedcache_holds(p, cls) || central_holds(cls, p);
+}
+
+void frontend_init(void)
+{
+    init_shared(holds);
+    lockedcache_init();
+}
 const char *frontend_name(void) { return lockedcache_name(); }
 void frontend_drain(void) { lockedcache_drain_all(); }
 size_t frontend_drain_id(unsigned id)
@@ -21,18 +64,41 @@ void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full)
     *empty = *full = 0;
 }
 
+void *frontend_alloc_slow(unsigned cls)
+{
+    void *p = lockedcache_alloc(cls);
+    if (p)
+        cache_handing_out(p);
+    return p;
+}
+
+void frontend_free_slow(void *p, unsigned cls) { lockedcache_free(p, cls); }
+
 #else
+
+static bool holds(const void *p, unsigned cls)
+{
+    return cpucache_holds(p, cls) || tcache_holds(p, cls) || central_holds(cls, p);
+}
 
 void frontend_init(void)
 {
-    tcache_init();
-    if (opt.frontend != FRONTEND_THREAD)
-        cpucache_init(opt.rseq_mm_cid);
+    init_shared(holds);
+    tcache_init(FREE_STACK_CAPACITY);
+    if (opt.frontend != FRONTEND_THREAD && cpucache_init(FREE_STACK_CAPACITY))
+        return;
+    /* Per-thread caches: every thread reads the idle area's id, whose slab
+     * is stopped, so every section misses into the slow path. The area
+     * first, the slabs last (see cpucache_init). */
+    __atomic_store_n(&frontend_layout.sections.area_off, rseq_idle_area_offset(), __ATOMIC_RELAXED);
+    __atomic_store_n(&frontend_layout.sections.slabs,
+                     (uintptr_t)stopped_slab - ((uintptr_t)SLAB_ID_UNREGISTERED << SLAB_SHIFT),
+                     __ATOMIC_RELEASE);
 }
 
 const char *frontend_name(void)
 {
-    return cpucache_base ? "rseq" : "per-thread";
+    return cpucache_on() ? "rseq" : "per-thread";
 }
 
 void frontend_drain(void)
@@ -67,6 +133,22 @@ unsigned frontend_id_count(void)
 void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full)
 {
     cpucache_id_misses(id, empty, full);
+}
+
+void *frontend_alloc_slow(unsigned cls)
+{
+    void *p = cpucache_on() ? cpucache_alloc_slow(cls) : tcache_alloc_slow(cls);
+    if (p)
+        cache_handing_out(p);
+    return p;
+}
+
+void frontend_free_slow(void *p, unsigned cls)
+{
+    if (cpucache_on())
+        cpucache_free_slow(p, cls);
+    else
+        tcache_free_slow(p, cls);
 }
 
 #endif

@@ -1,7 +1,6 @@
-/* The front end the fast paths go through: per-CPU rseq caches when the
- * kernel provides rseq, per-thread caches otherwise; or, in the ablation
- * libraries only, locked caches. try_* never leave the fast path:
- * NULL/false means "take the slow path". */
+/* The front end the allocation paths go through: its fast paths (in
+ * fastpath.h), the slow paths behind them, and what the purger, the
+ * report and fork need of the caches. */
 #ifndef COREALLOC_FRONTEND_H
 #define COREALLOC_FRONTEND_H
 
@@ -9,14 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(COREALLOC_ABLATION)
-#include "frontend/lockedcache.h"
-#else
-#include "frontend/cpucache.h"
-#include "frontend/threadcache.h"
-#endif
+#include "frontend/fastpath.h"
 
-/* Chooses and starts the front end (start-up, no allocation). */
+/* Chooses and starts the front end (start-up, no allocation); zones must
+ * be set up before. */
 void frontend_init(void);
 const char *frontend_name(void);
 /* Empties what caches can be emptied from here into the central layer. */
@@ -33,54 +28,12 @@ unsigned frontend_id_count(void);
  * and a full one (spills). */
 void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full);
 
-#if defined(COREALLOC_ABLATION)
+/* The slow paths behind the fast ones: an object of cls for the program
+ * (NULL when out of memory), and p (claimed to be of cls) taken back. */
+void *frontend_alloc_slow(unsigned cls);
+void frontend_free_slow(void *p, unsigned cls);
+/* A free of p whose first word holds the free mark: verified at once (a
+ * double free is reported; otherwise it is the program's own data). */
+void frontend_free_marked(void *p, unsigned cls);
 
-static inline void *frontend_try_alloc(unsigned cls)
-{
-    if (!__atomic_load_n(&lockedcache_active, __ATOMIC_ACQUIRE))
-        return NULL;
-    return lockedcache_try_alloc(cls);
-}
-static inline bool frontend_try_free(void *p, unsigned cls)
-{
-    lockedcache_free(p, cls);
-    return true;
-}
-static inline void *frontend_alloc_slow(unsigned cls) { return lockedcache_alloc(cls); }
-static inline void frontend_free_slow(void *p, unsigned cls) { lockedcache_free(p, cls); }
-
-#else
-
-static inline void *frontend_try_alloc(unsigned cls)
-{
-    uintptr_t base = cpucache_base;
-    if (__builtin_expect(base != 0, 1))
-        return cpucache_try_alloc(base, cls);
-    void **slab = tcache_slab;
-    return __builtin_expect(slab != NULL, 1) ? cache_pop(slab, cls) : NULL;
-}
-
-static inline bool frontend_try_free(void *p, unsigned cls)
-{
-    uintptr_t base = cpucache_base;
-    if (__builtin_expect(base != 0, 1))
-        return cpucache_try_free(base, p, cls);
-    void **slab = tcache_slab;
-    return __builtin_expect(slab != NULL, 1) && cache_push(slab, cls, p);
-}
-
-static inline void *frontend_alloc_slow(unsigned cls)
-{
-    return cpucache_base ? cpucache_alloc_slow(cls) : tcache_alloc_slow(cls);
-}
-
-static inline void frontend_free_slow(void *p, unsigned cls)
-{
-    if (cpucache_base)
-        cpucache_free_slow(p, cls);
-    else
-        tcache_free_slow(p, cls);
-}
-
-#endif
 #endif

@@ -17,7 +17,7 @@ struct locked_slab {
 } __attribute__((aligned(64)));
 
 static struct locked_slab *slabs;
-bool lockedcache_active;
+static bool lockedcache_active;
 static unsigned slab_count;
 
 #if defined(COREALLOC_ABLATION_CPUMUTEX)
@@ -60,7 +60,7 @@ void lockedcache_init(void)
             slabs = NULL;
             break;
         }
-        cache_slab_format(slabs[i].slab);
+        cache_slab_format(slabs[i].slab, ~0u);
     }
     if (!slabs)
         os_abort(); /* an ablation build without its caches measures nothing */
@@ -70,6 +70,8 @@ void lockedcache_init(void)
 
 void *lockedcache_try_alloc(unsigned cls)
 {
+    if (!__atomic_load_n(&lockedcache_active, __ATOMIC_ACQUIRE))
+        return NULL;
     struct locked_slab *s = &slabs[pick()];
     lock_acquire(&s->lock);
     void *p = cache_pop(s->slab, cls);
@@ -88,12 +90,23 @@ void *lockedcache_alloc(unsigned cls)
     return p;
 }
 
+bool lockedcache_try_free(void *p, unsigned cls)
+{
+    if (!__atomic_load_n(&lockedcache_active, __ATOMIC_ACQUIRE))
+        return false;
+    struct locked_slab *s = &slabs[pick()];
+    lock_acquire(&s->lock);
+    bool pushed = cache_push(s->slab, cls, p);
+    lock_release(&s->lock);
+    return pushed;
+}
+
 void lockedcache_free(void *p, unsigned cls)
 {
     struct locked_slab *s = &slabs[pick()];
     lock_acquire(&s->lock);
     if (!cache_push(s->slab, cls, p))
-        cache_spill_push(s->slab, cls, p, LOCKED_SLAB_BUDGET);
+        cache_verify_push(s->slab, cls, p, LOCKED_SLAB_BUDGET);
     lock_release(&s->lock);
 }
 
@@ -104,6 +117,15 @@ size_t lockedcache_bytes_held(unsigned *count)
         bytes += cache_slab_bytes_held(slabs[i].slab);
     *count = slab_count;
     return bytes;
+}
+
+bool lockedcache_holds(const void *p, unsigned cls)
+{
+    /* No locks: the search may run under one of them. */
+    for (unsigned i = 0; i < slab_count; i++)
+        if (cache_slab_holds(slabs[i].slab, cls, p))
+            return true;
+    return false;
 }
 
 size_t lockedcache_drain_all(void)

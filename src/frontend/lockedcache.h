@@ -7,16 +7,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-extern bool lockedcache_active;
-
 void lockedcache_init(void);
-/* A cached object, or NULL when the slab's stack is empty. */
+/* A cached object, or NULL when the slab's stack is empty (or before
+ * start-up). */
 void *lockedcache_try_alloc(unsigned cls);
 /* The same, refilling an empty stack from the central layer. */
 void *lockedcache_alloc(unsigned cls);
+/* Takes p back when the slab's free stack has room (false otherwise, and
+ * before start-up). */
+bool lockedcache_try_free(void *p, unsigned cls);
+/* The same, verifying a full free stack to make room. */
 void lockedcache_free(void *p, unsigned cls);
 const char *lockedcache_name(void);
 size_t lockedcache_bytes_held(unsigned *slabs);
 size_t lockedcache_drain_all(void);
+/* Whether some slab holds p in a stack of cls (racy reads). */
+bool lockedcache_holds(const void *p, unsigned cls);
 
 #endif

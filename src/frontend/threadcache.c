@@ -23,7 +23,7 @@ struct slab_owner {
 #define OWNER_BYTES 64 /* keeps the slab itself cache-line aligned */
 _Static_assert(sizeof(struct slab_owner) <= OWNER_BYTES, "owner header fits");
 
-__thread void **tcache_slab __attribute__((tls_model("initial-exec")));
+static __thread void **tcache_slab __attribute__((tls_model("initial-exec")));
 static __thread unsigned char thread_state __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t exit_key;
@@ -46,6 +46,7 @@ static struct slab_owner *owner_of(void **slab)
 }
 
 static size_t block_bytes(void) { return OWNER_BYTES + cache_slab_bytes(); }
+static unsigned free_capacity;
 
 static void thread_exit(void *slab_arg)
 {
@@ -66,8 +67,9 @@ static void thread_exit(void *slab_arg)
     meta_free(o, block_bytes());
 }
 
-void tcache_init(void)
+void tcache_init(unsigned free_stack_capacity)
 {
+    free_capacity = free_stack_capacity;
     lock_register_for_fork(&live_lock);
     exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
@@ -80,7 +82,7 @@ static void **create_slab(void)
     if (!o)
         return NULL;
     void **slab = (void **)((char *)o + OWNER_BYTES);
-    cache_slab_format(slab);
+    cache_slab_format(slab, free_capacity);
     lock_acquire(&live_lock);
     o->next = live;
     if (live)
@@ -103,17 +105,20 @@ void *tcache_alloc_slow(unsigned cls)
         void *p;
         return central_alloc(cls, &p, 1) ? p : NULL;
     }
-    return cache_refill_pop(slab, cls, thread_budget());
+    void *p = cache_pop(slab, cls);
+    return p ? p : cache_refill_pop(slab, cls, thread_budget());
 }
 
 void tcache_free_slow(void *p, unsigned cls)
 {
     void **slab = tcache_slab ? tcache_slab : create_slab();
     if (!slab) {
-        central_free(cls, &p, 1);
+        if (cache_verify(cls, &p, 1, "free"))
+            central_free(cls, &p, 1);
         return;
     }
-    cache_spill_push(slab, cls, p, thread_budget());
+    if (!cache_push(slab, cls, p))
+        cache_verify_push(slab, cls, p, thread_budget());
 }
 
 void tcache_flush_current(void)
@@ -133,6 +138,16 @@ size_t tcache_bytes_held(unsigned *threads)
     if (threads)
         *threads = n;
     return bytes;
+}
+
+bool tcache_holds(const void *p, unsigned cls)
+{
+    bool found = false;
+    lock_acquire(&live_lock);
+    for (struct slab_owner *o = live; o && !found; o = o->next)
+        found = cache_slab_holds((void **)((char *)o + OWNER_BYTES), cls, p);
+    lock_release(&live_lock);
+    return found;
 }
 
 void tcache_fork_child(void)

@@ -4,13 +4,13 @@
 #ifndef COREALLOC_THREADCACHE_H
 #define COREALLOC_THREADCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "frontend/cache.h"
 
-extern __thread void **tcache_slab __attribute__((tls_model("initial-exec")));
-
-void tcache_init(void);
+/* free_stack_capacity: as cache_slab_format's. */
+void tcache_init(unsigned free_stack_capacity);
 void *tcache_alloc_slow(unsigned cls);
 void tcache_free_slow(void *p, unsigned cls);
 
@@ -19,5 +19,7 @@ void tcache_flush_current(void);
 /* Bytes held by all live thread caches (approximate) and their number. */
 size_t tcache_bytes_held(unsigned *threads);
 void tcache_fork_child(void);
+/* Whether some thread's cache holds p in a stack of cls. */
+bool tcache_holds(const void *p, unsigned cls);
 
 #endif

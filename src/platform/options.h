@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "platform/compiler.h"
 #include "platform/options_table.h"
 #include "platform/os.h"
 
@@ -27,7 +28,7 @@ struct options {
 #undef OPTION_FIELD
 };
 
-extern struct options opt;
+extern INTERNAL_DATA struct options opt;
 
 static inline enum os_purge_kind opt_purge_kind(void)
 {

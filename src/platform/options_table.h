@@ -29,9 +29,6 @@
            "under valgrind)")                                                                     \
     OPTION(FRONTEND, frontend, CHOICE, "auto", "auto|rseq|thread",                                \
            "`auto`/`rseq`: per-CPU caches where the kernel has rseq; `thread`: per-thread caches") \
-    OPTION(RSEQ_MM_CID, rseq_mm_cid, BOOL, "1", "",                                               \
-           "index per-CPU caches by the concurrency id (`mm_cid`, Linux 6.3+) instead of the CPU " \
-           "number")                                                                              \
     OPTION(RETAIN_BYTES, retain_bytes, SIZE, "32M", "",                                           \
            "empty memory kept for reuse before it is returned to the OS")                         \
     OPTION(PURGE, purge, CHOICE, "dontneed", "dontneed|free",                                     \

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,16 +74,29 @@ void *os_map_aligned(size_t size, size_t align)
 {
     return map_anonymous_aligned(size, align, PROT_READ | PROT_WRITE);
 }
-void *os_reserve(size_t size, uintptr_t hint) { return map_anonymous(size, hint, PROT_NONE); }
+/* Not in core dumps until committed: a reservation is terabytes of zeros. */
+static void *undumped(void *p, size_t size)
+{
+    if (p) {
+        int saved = errno;
+        madvise(p, size, MADV_DONTDUMP);
+        errno = saved;
+    }
+    return p;
+}
+
+void *os_reserve(size_t size, uintptr_t hint) { return undumped(map_anonymous(size, hint, PROT_READ), size); }
 void *os_reserve_aligned(size_t size, size_t align)
 {
-    return map_anonymous_aligned(size, align, PROT_NONE);
+    return undumped(map_anonymous_aligned(size, align, PROT_READ), size);
 }
 
 bool os_commit(void *addr, size_t size)
 {
     int saved = errno;
     int rc = mprotect(addr, size, PROT_READ | PROT_WRITE);
+    if (rc == 0)
+        madvise(addr, size, MADV_DODUMP);
     errno = saved;
     return rc == 0;
 }
@@ -188,6 +202,21 @@ uint64_t os_monotonic_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uintptr_t os_random_word(void)
+{
+    uint64_t word = os_monotonic_ns() ^ (uintptr_t)&word;
+    const unsigned char *bytes = (const unsigned char *)getauxval(AT_RANDOM);
+    if (bytes) {
+        uint64_t random;
+        memcpy(&random, bytes + 8, sizeof random); /* the first 8 are glibc's stack canary */
+        word ^= random;
+    }
+    /* Spread every input bit over the word (a finaliser of splitmix64). */
+    word ^= word >> 31;
+    word *= 0x9e3779b97f4a7c15ull;
+    return (uintptr_t)(word ^ (word >> 29));
 }
 
 void os_sleep_ns(uint64_t ns)

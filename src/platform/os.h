@@ -18,11 +18,14 @@ void *os_map(size_t size, uintptr_t hint);
 /* As os_map, aligned to `align` (a power of two >= page size). */
 void *os_map_aligned(size_t size, size_t align);
 void os_unmap(void *addr, size_t size);
-/* Address space only: inaccessible, uncharged, skipped by core dumps and
- * cheap for tools like valgrind, until parts of it are committed. */
+/* Address space only: readable (as zeros) but not writable, uncharged and
+ * skipped by core dumps until parts of it are committed. Readable, so the
+ * free path may look at any address inside a reservation without knowing
+ * whether it was ever committed. */
 void *os_reserve(size_t size, uintptr_t hint);
 void *os_reserve_aligned(size_t size, size_t align);
-/* Makes reserved pages usable (they are still charged only when touched). */
+/* Makes reserved pages writable and dumped (they are still charged only
+ * when touched). */
 bool os_commit(void *addr, size_t size);
 /* Gives the pages back; the range stays mapped and reads as zero (or as the
  * old contents until reused, for OS_PURGE_FREE). Returns false on failure. */
@@ -51,6 +54,9 @@ size_t os_read_small_file(const char *path, char *buf, size_t size);
 size_t os_rss_current(void);
 size_t os_rss_peak(void);
 uint64_t os_monotonic_ns(void);
+/* A word no other process can guess: the kernel's random bytes for this
+ * process (AT_RANDOM), mixed with where and when we run. */
+uintptr_t os_random_word(void);
 /* write(2) until done. Returns 0, or the errno of the failure (errno itself
  * is left alone: diagnostics must not disturb the caller's). */
 int os_write_all(int fd, const char *buf, size_t len);

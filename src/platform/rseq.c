@@ -11,9 +11,11 @@
  * initial-exec TLS variable, at the same offset from the thread pointer in
  * every thread.
  *
- * Id. Sections read their id inside the section, at idoff = area_off + 4
- * (cpu_id) or area_off + 24 (mm_cid), chosen once in rseq_init.
- * cpu_id_start is never used (Linux 6.19 stopped rewriting it).
+ * Id. Sections read cpu_id inside the section, at area + 4. cpu_id_start
+ * is never used (Linux 6.19 stopped rewriting it). The concurrency id
+ * (mm_cid) would give a process confined to few CPUs compact ids, but
+ * choosing between the two costs the fast paths a load each: the purger's
+ * draining of idle CPUs' caches bounds what many CPU ids hold instead. 
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -25,7 +27,6 @@
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <stddef.h>
-#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -41,8 +42,6 @@
 #define CA_RSEQ_ORIG_SIZE 32u
 #define CA_RSEQ_CPU_ID_UNINITIALIZED ((uint32_t)-1)
 #define CA_RSEQ_CPU_ID_REGISTRATION_FAILED ((uint32_t)-2)
-#define CA_RSEQ_OFF_CPU_ID 4
-#define CA_RSEQ_OFF_MM_CID 24
 
 /* The kernel's struct rseq (uapi linux/rseq.h), original 32 bytes. Our own
  * copy: the installed uapi header may predate node_id/mm_cid, and including
@@ -58,9 +57,8 @@ struct ca_rseq_area {
 } __attribute__((aligned(32)));
 
 _Static_assert(sizeof(struct ca_rseq_area) == 32, "struct rseq is 32 bytes");
-_Static_assert(offsetof(struct ca_rseq_area, cpu_id) == CA_RSEQ_OFF_CPU_ID, "cpu_id");
+_Static_assert(offsetof(struct ca_rseq_area, cpu_id) == RSEQ_AREA_CPU_ID, "cpu_id");
 _Static_assert(offsetof(struct ca_rseq_area, rseq_cs) == RSEQ_AREA_RSEQ_CS, "rseq_cs");
-_Static_assert(offsetof(struct ca_rseq_area, mm_cid) == CA_RSEQ_OFF_MM_CID, "mm_cid");
 
 /* glibc's exports, weak: null addresses when the libc has none. */
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
@@ -70,21 +68,26 @@ extern const unsigned int __rseq_flags __attribute__((weak));
 /* Our own area, used only when glibc registered none. 32 bytes of
  * initial-exec TLS (the library may be dlopen'ed: keep static TLS tiny).
  * cpu_id doubles as the "registered in this thread" flag: the kernel writes
- * a real CPU number on registration. mm_cid starts as an absurd id too, so
- * a section run by an unregistered thread faults instead of racing. */
+ * a real CPU number on registration. */
 static __thread struct ca_rseq_area ca_own_area
     __attribute__((tls_model("initial-exec"))) = {
         .cpu_id_start = 0,
         .cpu_id = CA_RSEQ_CPU_ID_UNINITIALIZED,
-        .mm_cid = CA_RSEQ_CPU_ID_UNINITIALIZED,
 };
 
-struct rseq_layout rseq_layout __attribute__((aligned(64)));
+/* Never registered: sections that must miss read its ids. */
+static __thread struct ca_rseq_area ca_idle_area __attribute__((tls_model("initial-exec"))) = {
+    .cpu_id = CA_RSEQ_CPU_ID_UNINITIALIZED,
+};
+
+/* Where the area is, as an offset from the thread pointer. */
+static struct {
+    long area_off;
+} rseq_layout;
 uint64_t rseq_aborts __attribute__((aligned(64)));
 
 static struct {
     enum rseq_source source;
-    bool mm_cid;
     bool membarrier;
     bool initialized;
     unsigned id_count;
@@ -127,7 +130,7 @@ static bool ca_register_own(void)
     return (int32_t)__atomic_load_n(&a->cpu_id, __ATOMIC_RELAXED) >= 0;
 }
 
-enum rseq_source rseq_init(uint32_t signature, bool prefer_mm_cid, bool use_membarrier)
+enum rseq_source rseq_init(uint32_t signature, bool use_membarrier)
 {
     if (ca_rseq.initialized)
         return ca_rseq.source;
@@ -158,34 +161,25 @@ enum rseq_source rseq_init(uint32_t signature, bool prefer_mm_cid, bool use_memb
         errno = saved;
     }
 
-    /* mm_cid (Linux 6.3+) is at offset 24 of the original 32-byte area; the
-     * kernel fills it for every registration. Our own area is 32 bytes;
-     * glibc 2.35-2.39 reports __rseq_size 20 but allocates 32 bytes, later
-     * glibc reports the feature size (>= 28 when mm_cid is included).
-     * Without membarrier the fence fallback pins to a CPU, which only means
-     * something for cpu_id ids. */
-    bool mm_cid = false;
-    if (prefer_mm_cid && src != RSEQ_SOURCE_NONE && mb &&
-        getauxval(AT_RSEQ_FEATURE_SIZE) >= 28 &&
-        (src == RSEQ_SOURCE_OWN || glibc_size == 20 || glibc_size >= 28))
-        mm_cid = true;
-
-    ca_rseq.mm_cid = mm_cid;
     ca_rseq.membarrier = mb;
-    rseq_layout.id_off = rseq_layout.area_off + (mm_cid ? CA_RSEQ_OFF_MM_CID : CA_RSEQ_OFF_CPU_ID);
     ca_rseq.source = src;
     __atomic_store_n(&ca_rseq.initialized, true, __ATOMIC_RELEASE);
     return src;
 }
 
+long rseq_area_offset(void)
+{
+    return rseq_layout.area_off;
+}
+
+long rseq_idle_area_offset(void)
+{
+    return (long)((uintptr_t)&ca_idle_area - ca_thread_pointer());
+}
+
 enum rseq_source rseq_source(void)
 {
     return ca_rseq.source;
-}
-
-bool rseq_uses_mm_cid(void)
-{
-    return ca_rseq.mm_cid;
 }
 
 unsigned rseq_id_count(void)
@@ -209,7 +203,7 @@ unsigned rseq_current_id(void)
 {
     if (ca_rseq.source != RSEQ_SOURCE_NONE && rseq_thread_ready()) {
         uint32_t id = __atomic_load_n(
-            (uint32_t *)(ca_thread_pointer() + (uintptr_t)rseq_layout.id_off), __ATOMIC_RELAXED);
+            (uint32_t *)(ca_thread_pointer() + (uintptr_t)rseq_layout.area_off + RSEQ_AREA_CPU_ID), __ATOMIC_RELAXED);
         if (id < ca_rseq.id_count)
             return id;
     }
@@ -257,7 +251,7 @@ void rseq_fence(int id)
     int saved = errno;
     if (ca_rseq.membarrier) {
         long r;
-        if (ca_rseq.mm_cid || id < 0)
+        if (id < 0)
             r = ca_sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0);
         else
             r = ca_sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,

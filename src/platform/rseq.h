@@ -1,20 +1,22 @@
 /* Restartable sequences, the kernel side (seed 000's MP-RCS on Linux rseq):
  * finding or registering the thread's rseq area, the id a critical section
- * reads (cpu_id, or mm_cid where the kernel has it), and the membarrier
+ * reads (cpu_id), and the membarrier
  * fence that lets another thread change what sections use. The sections
  * themselves are assembly, per architecture, in arch/.
  *
  * Every area is at thread pointer + a constant (glibc's __rseq_offset, or
  * our own initial-exec TLS area's offset, the same in every thread), so a
- * section finds it and its id with two offsets from the thread pointer:
- * rseq_layout, read by every section. */
+ * section finds it and its id with two offsets from the thread pointer. */
 #ifndef COREALLOC_RSEQ_H
 #define COREALLOC_RSEQ_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "platform/compiler.h"
+
 /* Offsets of the kernel's struct rseq (uapi linux/rseq.h). */
+#define RSEQ_AREA_CPU_ID 4
 #define RSEQ_AREA_RSEQ_CS 8
 
 enum rseq_source {
@@ -23,26 +25,24 @@ enum rseq_source {
     RSEQ_SOURCE_OWN,   /* we registered our own area per thread */
 };
 
-/* Where the area and the id are, as offsets from the thread pointer. */
-struct rseq_layout {
-    long area_off;
-    long id_off; /* area_off + offset of cpu_id or mm_cid */
-};
-extern struct rseq_layout rseq_layout;
 /* Sections restarted by the kernel so far (seed 000 Table 2), counted by
  * the sections' abort handlers. */
-extern uint64_t rseq_aborts;
+extern INTERNAL_DATA uint64_t rseq_aborts;
 
 /* Process-wide detection, once, before any other call. signature: the
- * architecture's abort signature (for our own registration). prefer_mm_cid
- * selects the concurrency id where the kernel offers it; without
- * use_membarrier, fences take their sched_setaffinity fallback (and ids are
- * CPU numbers). Returns the source found. */
-enum rseq_source rseq_init(uint32_t signature, bool prefer_mm_cid, bool use_membarrier);
+ * architecture's abort signature (for our own registration); without
+ * use_membarrier, fences take their sched_setaffinity fallback. Returns
+ * the source found. */
+enum rseq_source rseq_init(uint32_t signature, bool use_membarrier);
 enum rseq_source rseq_source(void);
-bool rseq_uses_mm_cid(void);
 /* Upper bound (exclusive) of ids the sections can observe. */
 unsigned rseq_id_count(void);
+/* From the thread pointer: the area in use (its cpu_id is what sections
+ * read). Meaningful once rseq_init found a source. */
+long rseq_area_offset(void);
+/* From the thread pointer: an area that is never registered, whose ids
+ * read as -1 in every thread (for sections that must always miss). */
+long rseq_idle_area_offset(void);
 
 /* Makes sure the calling thread has a registered area (registers our own
  * when the source is RSEQ_SOURCE_OWN). Cheap after the first call. */

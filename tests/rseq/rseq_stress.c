@@ -2,8 +2,7 @@
  * of per-CPU slabs, with every cached object a unique tagged token.
  *
  *   rseq_stress [--mode stress|migrate|signals|drain|fork|bench|none]
- *               [--threads N] [--ms DURATION] [--prefer-mm-cid]
- *               [--expect-mm-cid|--expect-mm-cid-if-available|--expect-cpu-id]
+ *               [--threads N] [--ms DURATION]
  *               [--no-membarrier]
  *               [--expect-none] [--expect-aborts]
  *   EXPECT_RSEQ_SOURCE=glibc|own|none  asserts what rseq_init found.
@@ -28,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -36,15 +34,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SHIFT 12 /* 4 KiB slabs: 512 slots */
 #define NCLS 3
-#define CAP 64 /* slots per class */
+#define CAP 64 /* slots per stack */
 #define BAG0 24 /* tokens each thread starts with */
 #define TAG_MAGIC 0x9e3779b97f4a7c15ull
 #define SIG_OWNER 0x40000000u
-#ifndef AT_RSEQ_FEATURE_SIZE
-#define AT_RSEQ_FEATURE_SIZE 27
-#endif
 
 enum mode { M_STRESS, M_MIGRATE, M_SIGNALS, M_DRAIN, M_FORK, M_BENCH, M_NONE };
 
@@ -68,7 +62,9 @@ static unsigned nthreads = 64;
 static unsigned duration_ms = 2000;
 static struct token *tokens;
 static unsigned ntokens, bagcap;
-static uintptr_t slabs;
+/* The sections read it by name: not static. */
+struct slab_layout stress_layout;
+#define slabs stress_layout.slabs
 static unsigned nids;
 static struct worker *workers;
 static atomic_bool stop;
@@ -118,12 +114,50 @@ static uint64_t now_ns(void)
 
 static inline struct cache_hdr *hdr(unsigned id, unsigned cls)
 {
-    return (struct cache_hdr *)(slabs + ((uintptr_t)id << SHIFT)) + cls;
+    return (struct cache_hdr *)(slabs + ((uintptr_t)id << SLAB_SHIFT)) + cls;
+}
+
+static inline struct cache_bounds *bounds(unsigned id, unsigned cls)
+{
+    return (struct cache_bounds *)(slabs + ((uintptr_t)id << SLAB_SHIFT)) + SLAB_HEADER_SLOTS + cls;
 }
 
 static inline void **slots(unsigned id)
 {
-    return (void **)(slabs + ((uintptr_t)id << SHIFT));
+    return (void **)(slabs + ((uintptr_t)id << SLAB_SHIFT));
+}
+
+/* Each class's free stack, then its allocation stack. */
+static unsigned free_base(unsigned cls) { return 2 * SLAB_HEADER_SLOTS + 2 * CAP * cls; }
+static unsigned alloc_base(unsigned cls) { return free_base(cls) + CAP; }
+
+/* The four sections: push onto the free stack, pop off the allocation
+ * stack, and the slow paths' batches (free stack out, allocation stack in). */
+static struct token *pop_one(unsigned cls)
+{
+    void *p;
+    ARCH_SLAB_POP(p, stress_layout, cls, empty);
+    return p;
+empty:
+    return NULL;
+}
+
+static bool push_one(unsigned cls, struct token *t)
+{
+    ARCH_SLAB_PUSH(t, stress_layout, cls, full);
+    return true;
+full:
+    return false;
+}
+
+static unsigned pop_batch(unsigned cls, struct token **out, unsigned n)
+{
+    return arch_slab_pop_free(&stress_layout, cls, (void **)out, n);
+}
+
+static unsigned push_batch(unsigned cls, struct token *const *in, unsigned n)
+{
+    return arch_slab_push_alloc(&stress_layout, cls, (void *const *)in, n);
 }
 
 static void check_token(const void *p, const char *where)
@@ -171,19 +205,19 @@ static void on_signal(int sig)
     if (sigctx.n) {
         struct token *t = sigctx.stash[sigctx.n - 1];
         release(t);
-        if (rseq_cache_push(slabs, SHIFT, cls, t))
+        if (push_one(cls, t))
             sigctx.n--;
         else
             claim(t, me, "signal re-claim");
     }
     if (sigctx.n < 16) {
-        struct token *t = rseq_cache_pop(slabs, SHIFT, cls);
+        struct token *t = pop_one(cls);
         if (t) {
             claim(t, me, "signal pop");
             for (int i = 0; i < 20; i++)
                 __asm__ __volatile__("pause");
             release(t);
-            if (!rseq_cache_push(slabs, SHIFT, (cls + 1) % NCLS, t)) {
+            if (!push_one((cls + 1) % NCLS, t)) {
                 claim(t, me, "signal keep");
                 sigctx.stash[sigctx.n++] = t;
             }
@@ -224,7 +258,7 @@ static void one_op(struct worker *w)
         struct token *t;
         bag_take(w, (unsigned)((r >> 24) % w->n), &t);
         release(t);
-        if (rseq_cache_push(slabs, SHIFT, cls, t)) {
+        if (push_one(cls, t)) {
             w->pushes++;
         } else {
             claim(t, w->me, "push failed, re-claim");
@@ -232,7 +266,7 @@ static void one_op(struct worker *w)
             w->fulls++;
         }
     } else if (op < 6) { /* pop one */
-        struct token *t = rseq_cache_pop(slabs, SHIFT, cls);
+        struct token *t = pop_one(cls);
         if (t) {
             claim(t, w->me, "pop");
             w->bag[w->n++] = t;
@@ -244,7 +278,7 @@ static void one_op(struct worker *w)
         struct token *out[16];
         if (cnt > bagcap - w->n)
             cnt = bagcap - w->n;
-        unsigned k = rseq_cache_pop_batch(slabs, SHIFT, cls, (void **)out, cnt);
+        unsigned k = pop_batch(cls, out, cnt);
         if (k > cnt)
             die("pop_batch returned %u > %u", k, cnt);
         for (unsigned i = 0; i < k; i++) {
@@ -262,7 +296,7 @@ static void one_op(struct worker *w)
             bag_take(w, (unsigned)((rnd(&w->rng) >> 11) % w->n), &in[i]);
             release(in[i]);
         }
-        unsigned k = rseq_cache_push_batch(slabs, SHIFT, cls, (void *const *)in, cnt);
+        unsigned k = push_batch(cls, in, cnt);
         if (k > cnt)
             die("push_batch returned %u > %u", k, cnt);
         for (unsigned i = k; i < cnt; i++) {
@@ -344,33 +378,43 @@ static void *drainer_main(void *arg)
         unsigned id = round % nids, cls = (round / nids) % NCLS;
         round++;
         struct cache_hdr *h = hdr(id, cls);
-        uint16_t begin = __atomic_load_n(&h->begin, __ATOMIC_RELAXED);
-        uint16_t end = __atomic_load_n(&h->end, __ATOMIC_RELAXED);
-        /* Close the class: pushes fail (end 0), pops miss (begin 0xFFFF). */
-        __atomic_store_n(&h->end, 0, __ATOMIC_RELEASE);
-        __atomic_store_n(&h->begin, 0xFFFF, __ATOMIC_RELEASE);
-        rseq_fence(rseq_uses_mm_cid() ? -1 : (int)id);
-        uint16_t top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
-        if (top < begin || top > end)
-            die("drain: id %u cls %u top %u outside [%u, %u]", id, cls, top, begin, end);
+        uint16_t alloc_begin = __atomic_load_n(&h->alloc_begin, __ATOMIC_RELAXED);
+        uint16_t free_end = __atomic_load_n(&h->free_end, __ATOMIC_RELAXED);
+        /* Close the class: pushes fail (free_end 0), pops miss (alloc_begin 0xFFFF). */
+        __atomic_store_n(&h->free_end, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&h->alloc_begin, SLAB_STOPPED_BEGIN, __ATOMIC_RELEASE);
+        rseq_fence((int)id);
+        uint16_t alloc_top = __atomic_load_n(&h->alloc_top, __ATOMIC_ACQUIRE);
+        uint16_t free_top = __atomic_load_n(&h->free_top, __ATOMIC_ACQUIRE);
+        if (alloc_top < alloc_begin || alloc_top > alloc_begin + CAP)
+            die("drain: id %u cls %u alloc_top %u outside [%u, %u]", id, cls, alloc_top, alloc_begin,
+                alloc_begin + CAP);
+        if (free_top < free_base(cls) || free_top > free_end)
+            die("drain: id %u cls %u free_top %u outside [%u, %u]", id, cls, free_top, free_base(cls),
+                free_end);
         void **s = slots(id);
-        for (unsigned i = begin; i < top; i++) {
-            struct token *t = s[i];
-            claim(t, w->me, "drain");
-            if (w->n >= bagcap)
-                die("drainer bag overflow");
-            w->bag[w->n++] = t;
+        for (unsigned i = alloc_begin; i < alloc_top; i++) {
+            claim(s[i], w->me, "drain");
+            w->bag[w->n++] = s[i];
         }
-        atomic_fetch_add(&drained_tokens, (unsigned long)(top - begin));
-        /* A section still running would now commit over our top: the fence
+        for (unsigned i = free_base(cls); i < free_top; i++) {
+            claim(s[i], w->me, "drain");
+            w->bag[w->n++] = s[i];
+        }
+        if (w->n > bagcap)
+            die("drainer bag overflow");
+        atomic_fetch_add(&drained_tokens, (unsigned long)(alloc_top - alloc_begin + free_top - free_base(cls)));
+        /* A section still running would now commit over our tops: the fence
          * guarantees none is. Any later section sees the closed bounds. */
         for (int spin = 0; spin < 200; spin++)
             __asm__ __volatile__("pause");
-        if (__atomic_load_n(&h->top, __ATOMIC_ACQUIRE) != top)
-            die("drain: top of id %u cls %u moved after the fence", id, cls);
-        __atomic_store_n(&h->top, begin, __ATOMIC_RELEASE);
-        __atomic_store_n(&h->end, end, __ATOMIC_RELEASE);
-        __atomic_store_n(&h->begin, begin, __ATOMIC_RELEASE);
+        if (__atomic_load_n(&h->alloc_top, __ATOMIC_ACQUIRE) != alloc_top ||
+            __atomic_load_n(&h->free_top, __ATOMIC_ACQUIRE) != free_top)
+            die("drain: a top of id %u cls %u moved after the fence", id, cls);
+        __atomic_store_n(&h->alloc_top, alloc_begin, __ATOMIC_RELEASE);
+        __atomic_store_n(&h->free_top, free_base(cls), __ATOMIC_RELEASE);
+        __atomic_store_n(&h->free_end, free_end, __ATOMIC_RELEASE);
+        __atomic_store_n(&h->alloc_begin, alloc_begin, __ATOMIC_RELEASE);
         atomic_fetch_add(&drains, 1);
         /* Give the tokens back through ordinary pushes. */
         for (int i = 0; i < 32 && w->n; i++)
@@ -379,7 +423,7 @@ static void *drainer_main(void *arg)
             struct token *t;
             bag_take(w, w->n - 1, &t);
             release(t);
-            if (!rseq_cache_push(slabs, SHIFT, (unsigned)(w->rng % NCLS), t)) {
+            if (!push_one((unsigned)(w->rng % NCLS), t)) {
                 claim(t, w->me, "drainer re-claim");
                 w->bag[w->n++] = t;
                 rnd(&w->rng);
@@ -411,13 +455,13 @@ static void setup(void)
     nids = rseq_id_count();
     if (nids == 0 || nids > 4096)
         usage_error("implausible rseq_id_count");
-    size_t slab_bytes = (size_t)nids << SHIFT;
+    size_t slab_bytes = (size_t)nids << SLAB_SHIFT;
     void *m = mmap(NULL, slab_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         usage_error("mmap slabs");
     slabs = (uintptr_t)m;
-    unsigned prefill = CAP / 2;
-    ntokens = nthreads * BAG0 + nids * NCLS * prefill + BAG0;
+    unsigned prefill = CAP / 2; /* in each stack */
+    ntokens = nthreads * BAG0 + nids * NCLS * 2 * prefill + BAG0;
     bagcap = ntokens;
     tokens = aligned_alloc(64, ((size_t)ntokens * sizeof *tokens + 63) & ~(size_t)63);
     if (!tokens)
@@ -431,11 +475,16 @@ static void setup(void)
     for (unsigned id = 0; id < nids; id++) {
         for (unsigned c = 0; c < NCLS; c++) {
             struct cache_hdr *h = hdr(id, c);
-            h->begin = (uint16_t)(NCLS + c * CAP);
-            h->limit = h->end = (uint16_t)(h->begin + CAP);
-            h->top = h->begin;
-            for (unsigned i = 0; i < prefill; i++)
-                slots(id)[h->top++] = &tokens[next++];
+            h->alloc_begin = h->alloc_top = (uint16_t)alloc_base(c);
+            h->free_top = (uint16_t)free_base(c);
+            h->free_end = (uint16_t)(free_base(c) + CAP);
+            *bounds(id, c) = (struct cache_bounds){.free_begin = (uint16_t)free_base(c),
+                                                   .alloc_end = (uint16_t)(alloc_base(c) + CAP),
+                                                   .alloc_limit = (uint16_t)(alloc_base(c) + CAP)};
+            for (unsigned i = 0; i < prefill; i++) {
+                slots(id)[h->alloc_top++] = &tokens[next++];
+                slots(id)[h->free_top++] = &tokens[next++];
+            }
         }
     }
     unsigned nw = nthreads + 1; /* +1: the drainer's */
@@ -478,13 +527,13 @@ static void account(void)
     for (unsigned id = 0; id < nids; id++) {
         for (unsigned c = 0; c < NCLS; c++) {
             struct cache_hdr *h = hdr(id, c);
-            unsigned b = NCLS + c * CAP;
-            if (h->begin != b || h->end != b + CAP || h->limit != b + CAP || h->top < b ||
-                h->top > b + CAP)
-                die("final: header id %u cls %u is {top %u begin %u end %u limit %u}", id, c,
-                    h->top, h->begin, h->end, h->limit);
-            for (unsigned i = b; i < h->top; i++) {
-                struct token *k = slots(id)[i];
+            unsigned a = alloc_base(c), f = free_base(c);
+            if (h->alloc_begin != a || h->alloc_top < a || h->alloc_top > a + CAP || h->free_end != f + CAP ||
+                h->free_top < f || h->free_top > f + CAP)
+                die("final: header id %u cls %u is {alloc %u..%u, free ..%u < %u}", id, c, h->alloc_begin,
+                    h->alloc_top, h->free_top, h->free_end);
+            for (unsigned i = 0; i < (unsigned)(h->alloc_top - a) + (unsigned)(h->free_top - f); i++) {
+                struct token *k = slots(id)[i < (unsigned)(h->alloc_top - a) ? a + i : f + i - (h->alloc_top - a)];
                 check_token(k, "final slab");
                 if (atomic_load(&k->owner) != 0)
                     die("final: cached token %u owned by %#x", k->idx, atomic_load(&k->owner));
@@ -509,17 +558,22 @@ static void fork_child_check(void)
     for (unsigned id = 0; id < nids; id++)
         for (unsigned c = 0; c < NCLS; c++) {
             struct cache_hdr *h = hdr(id, c);
-            for (unsigned i = h->begin; i < h->top; i++) {
-                struct token *k = slots(id)[i];
+            unsigned a = alloc_base(c), f = free_base(c);
+            for (unsigned i = 0; i < (unsigned)(h->alloc_top - a) + (unsigned)(h->free_top - f); i++) {
+                struct token *k = slots(id)[i < (unsigned)(h->alloc_top - a) ? a + i : f + i - (h->alloc_top - a)];
                 check_token(k, "fork child");
                 if (seen[k->idx]++)
                     die("fork child: token %u cached twice", k->idx);
             }
         }
     for (unsigned c = 0; c < NCLS; c++) {
-        void *p;
-        while ((p = rseq_cache_pop(slabs, SHIFT, c)) != NULL)
+        struct token *p;
+        while ((p = pop_one(c)) != NULL)
             check_token(p, "fork child pop");
+        struct token *batch[16];
+        for (unsigned k; (k = pop_batch(c, batch, 16)) != 0;)
+            while (k)
+                check_token(batch[--k], "fork child pop_batch");
     }
     _exit(0);
 }
@@ -528,29 +582,34 @@ static void bench(void)
 {
     if (!rseq_thread_ready())
         usage_error("bench: no rseq");
+    set_affinity_one(sched_getcpu()); /* a push and the pops that follow on one slab */
     const unsigned n = 20000000;
     void *p = &tokens[0];
     for (int pass = 0; pass < 2; pass++) {
         uint64_t t0 = now_ns();
         for (unsigned i = 0; i < n; i++) {
-            if (!rseq_cache_push(slabs, SHIFT, 0, p))
+            if (!push_one(0, p))
                 die("bench push");
-            p = rseq_cache_pop(slabs, SHIFT, 0);
+            struct token *moved;
+            if (pop_batch(0, &moved, 1) != 1 || push_batch(0, &moved, 1) != 1)
+                die("bench move");
+            p = pop_one(0);
             __asm__ __volatile__("" : "+r"(p));
         }
         uint64_t t1 = now_ns();
-        void *batch[16];
+        struct token *batch[16];
         for (int i = 0; i < 16; i++)
             batch[i] = &tokens[i];
         const unsigned nb = n / 8;
         for (unsigned i = 0; i < nb; i++) {
-            if (rseq_cache_push_batch(slabs, SHIFT, 1, batch, 16) != 16)
-                die("bench push_batch");
-            if (rseq_cache_pop_batch(slabs, SHIFT, 1, batch, 16) != 16)
+            for (int j = 0; j < 16; j++)
+                if (!push_one(1, batch[j]))
+                    die("bench push");
+            if (pop_batch(1, batch, 16) != 16)
                 die("bench pop_batch");
         }
         uint64_t t2 = now_ns();
-        printf("bench pass %d: pop+push pair %.2f ns; push_batch(16)+pop_batch(16) %.2f ns "
+        printf("bench pass %d: push, move, pop %.2f ns; 16 pushes + pop_batch(16) %.2f ns "
                "(%.2f ns/object), aborts %llu\n",
                pass, (double)(t1 - t0) / n, (double)(t2 - t1) / nb,
                (double)(t2 - t1) / nb / 16, (unsigned long long)rseq_abort_count());
@@ -564,8 +623,7 @@ static const char *source_name(enum rseq_source s)
 
 int main(int argc, char **argv)
 {
-    bool prefer_mm_cid = false, use_membarrier = true, expect_none = false, expect_aborts = false;
-    int expect_mm_cid = -1;
+    bool use_membarrier = true, expect_none = false, expect_aborts = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--mode") && i + 1 < argc) {
@@ -582,14 +640,6 @@ int main(int argc, char **argv)
             nthreads = (unsigned)atoi(argv[++i]);
         } else if (!strcmp(a, "--ms") && i + 1 < argc) {
             duration_ms = (unsigned)atoi(argv[++i]);
-        } else if (!strcmp(a, "--prefer-mm-cid")) {
-            prefer_mm_cid = true;
-        } else if (!strcmp(a, "--expect-mm-cid")) {
-            expect_mm_cid = 1;
-        } else if (!strcmp(a, "--expect-mm-cid-if-available")) {
-            expect_mm_cid = getauxval(AT_RSEQ_FEATURE_SIZE) >= 28;
-        } else if (!strcmp(a, "--expect-cpu-id")) {
-            expect_mm_cid = 0;
         } else if (!strcmp(a, "--no-membarrier")) {
             use_membarrier = false;
         } else if (!strcmp(a, "--expect-none")) {
@@ -603,30 +653,27 @@ int main(int argc, char **argv)
     if (nthreads == 0 || nthreads > 4096)
         usage_error("bad --threads");
 
-    enum rseq_source src = rseq_init(ARCH_RSEQ_SIGNATURE, prefer_mm_cid, use_membarrier);
-    if (rseq_init(ARCH_RSEQ_SIGNATURE, prefer_mm_cid, use_membarrier) != src || rseq_source() != src)
+    enum rseq_source src = rseq_init(ARCH_RSEQ_SIGNATURE, use_membarrier);
+    if (rseq_init(ARCH_RSEQ_SIGNATURE, use_membarrier) != src || rseq_source() != src)
         die("rseq_init is not idempotent");
     const char *want = getenv("EXPECT_RSEQ_SOURCE");
-    printf("rseq source %s, ids %s, id count %u\n", source_name(src),
-           rseq_uses_mm_cid() ? "mm_cid" : "cpu_id", rseq_id_count());
+    printf("rseq source %s, id count %u\n", source_name(src), rseq_id_count());
     if (want && strcmp(want, source_name(src)))
         die("rseq source is %s, expected %s", source_name(src), want);
     if (expect_none || mode == M_NONE) {
         if (src != RSEQ_SOURCE_NONE)
             die("expected RSEQ_SOURCE_NONE, got %s", source_name(src));
-        if (rseq_thread_ready() || rseq_uses_mm_cid())
-            die("no rseq, but thread ready or mm_cid");
+        if (rseq_thread_ready())
+            die("no rseq, but thread ready");
         rseq_fence(0); /* must be a harmless no-op */
         printf("rseq_init returned RSEQ_SOURCE_NONE: OK\n");
         return 0;
     }
     if (src == RSEQ_SOURCE_NONE)
         die("rseq unavailable");
-    if (expect_mm_cid >= 0 && rseq_uses_mm_cid() != (expect_mm_cid == 1))
-        die("ids are %s, expected %s", rseq_uses_mm_cid() ? "mm_cid" : "cpu_id",
-            expect_mm_cid ? "mm_cid" : "cpu_id");
     if (!rseq_thread_ready())
         die("main thread: rseq_thread_ready");
+    stress_layout.area_off = rseq_area_offset();
 
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0)

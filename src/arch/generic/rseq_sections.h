@@ -3,34 +3,38 @@
 #ifndef COREALLOC_ARCH_GENERIC_RSEQ_SECTIONS_H
 #define COREALLOC_ARCH_GENERIC_RSEQ_SECTIONS_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "arch/slab.h"
 
 #define ARCH_HAS_RSEQ_SECTIONS 0
 #define ARCH_RSEQ_SIGNATURE 0u
+/* Sections that always miss read nothing. */
+#define ARCH_PREINIT_AREA_OFFSET 0
 
-static inline void *rseq_cache_pop(uintptr_t base, unsigned shift, unsigned cls)
+#define ARCH_SLAB_POP(item, layout_sym, cls, miss) \
+    do {                                           \
+        (void)(cls), (void)(item);                 \
+        goto miss;                                 \
+    } while (0)
+
+#define ARCH_SLAB_PUSH(ptr, layout_sym, cls, miss) \
+    do {                                           \
+        (void)(cls), (void)(ptr);                  \
+        goto miss;                                 \
+    } while (0)
+
+static inline unsigned arch_slab_pop_free(const struct slab_layout *layout, unsigned cls, void **out,
+                                          unsigned n)
 {
-    (void)base, (void)shift, (void)cls;
-    return NULL;
-}
-static inline bool rseq_cache_push(uintptr_t base, unsigned shift, unsigned cls, void *ptr)
-{
-    (void)base, (void)shift, (void)cls, (void)ptr;
-    return false;
-}
-static inline unsigned rseq_cache_pop_batch(uintptr_t base, unsigned shift, unsigned cls,
-                                            void **out, unsigned n)
-{
-    (void)base, (void)shift, (void)cls, (void)out, (void)n;
+    (void)layout, (void)cls, (void)out, (void)n;
     return 0;
 }
-static inline unsigned rseq_cache_push_batch(uintptr_t base, unsigned shift, unsigned cls,
-                                             void *const *in, unsigned n)
+
+static inline unsigned arch_slab_push_alloc(const struct slab_layout *layout, unsigned cls,
+                                            void *const *in, unsigned n)
 {
-    (void)base, (void)shift, (void)cls, (void)in, (void)n;
+    (void)layout, (void)cls, (void)in, (void)n;
     return 0;
 }
 

@@ -1,20 +1,20 @@
 /* The per-CPU slab critical sections for x86-64 (the contract is in
- * arch/slab.h), inline so the allocation fast path pays no call.
+ * arch/slab.h): the two fast ones as asm goto macros that jump straight to
+ * the caller's miss label, and the batch ones for the slow paths.
  *
  * Each asm statement emits its own struct rseq_cs into section __rseq_cs
  * (32-byte aligned), stores its address into area->rseq_cs, reads the id
- * from %fs:idoff, computes slab = base + (id << shift) and the class header
- * at slab + cls * 8, and ends with one 16-bit store to `top` (the commit).
- * The abort handler lives in section __rseq_failure, preceded by the 4-byte
- * signature (glibc's RSEQ_SIG on x86, encoded as glibc and librseq do:
- * ud1 0x53053053(%rip),%edi); it counts the abort with a relaxed `lock add`
- * (off the fast path) and jumps back to re-arm and restart the section.
- * Inputs are never modified inside a section, so a restart recomputes
- * everything from them. */
+ * (16 bits of cpu_id), computes slab = slabs + (id << SLAB_SHIFT) and
+ * the class header at slab + cls * 8, and ends with one 16-bit store of a
+ * top (the commit). The abort handler lives in section __rseq_failure,
+ * preceded by the 4-byte signature (glibc's RSEQ_SIG on x86, encoded as
+ * glibc and librseq do: ud1 0x53053053(%rip),%edi); it counts the abort
+ * with a relaxed `lock add` (off the fast path) and jumps back to re-arm and
+ * restart the section. Inputs are never modified inside a section, so a
+ * restart recomputes everything from them. */
 #ifndef COREALLOC_ARCH_X86_64_RSEQ_SECTIONS_H
 #define COREALLOC_ARCH_X86_64_RSEQ_SECTIONS_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "arch/slab.h"
@@ -24,7 +24,15 @@
 #define CA_RSEQ_SIG_LIT 0x53053053 /* glibc RSEQ_SIG on x86 */
 #define ARCH_RSEQ_SIGNATURE ((uint32_t)CA_RSEQ_SIG_LIT)
 
-/* ---- critical sections ------------------------------------------------- */
+/* Before start-up the fast paths must miss without any state of ours (the
+ * first allocation may come before our constructor, even from the dynamic
+ * loader), and the offset of any TLS of ours is only known at run time.
+ * So the layout they start with arms and reads inside glibc's thread
+ * control block (tcbhead_t), in __glibc_unused2: padding glibc keeps for the
+ * size programs like AddressSanitizer expect, and has not used since 2.26.
+ * The id read there (at +4) is padding nobody writes: 0, a stopped slab. The first slow path starts the allocator up and replaces
+ * the layout. */
+#define ARCH_PREINIT_AREA_OFFSET 0x100
 
 #define CA_STR_(x) #x
 #define CA_STR(x) CA_STR_(x)
@@ -38,22 +46,24 @@
     ".quad 1f, (2f - 1f), 4f\n\t"                                              \
     ".popsection\n"
 
-/* Arm: label 9 is the restart point. Uses %[slab] before it is needed.
- * The result operand starts at zero, so a thread whose area holds no valid
- * id (our own area not yet registered, or glibc's registration failed: the
- * id is negative) leaves at label 2 with "miss" instead of using a wild
- * slab; the caller's slow path then registers or does without rseq. */
-#define CA_RSEQ_ARM(result)                                                    \
-    "xorl %k[" #result "], %k[" #result "]\n"                                    \
+/* Arm (label 9 is the restart point), then, inside the section, the slab
+ * of the id this thread runs on now, in %[slab]. The struct slab_layout's
+ * fields are read here, at pre FIELD post: a symbol's name RIP-relative
+ * (the fast paths: no register spent on its address), or an operand
+ * holding its address (the slow paths). %[top] and %[slab] are scratch. */
+#define CA_RSEQ_ARM_AND_FIND_SLAB(pre, post)                                   \
     "9:\n\t"                                                                   \
-    "leaq 3b(%%rip), %[slab]\n\t"                                              \
-    "movq %[slab], %%fs:" CA_STR(RSEQ_AREA_RSEQ_CS) "(%[off])\n"             \
+    "movq " pre CA_STR(SLAB_LAYOUT_AREA_OFF) post ", %[slab]\n\t"             \
+    "leaq 3b(%%rip), %[top]\n\t"                                              \
+    "movq %[top], %%fs:" CA_STR(RSEQ_AREA_RSEQ_CS) "(%[slab])\n"               \
     "1:\n\t"                                                                   \
-    "movl %%fs:(%[idoff]), %k[slab]\n\t"                                       \
-    "testl %k[slab], %k[slab]\n\t"                                             \
-    "js 2f\n\t"                                                                \
-    "shlq %%cl, %[slab]\n\t"                                                   \
-    "addq %[base], %[slab]\n\t"
+    "movzwl %%fs:" CA_STR(RSEQ_AREA_CPU_ID) "(%[slab]), %k[slab]\n\t"         \
+    "shlq $" CA_STR(SLAB_SHIFT) ", %[slab]\n\t"                               \
+    "addq " pre CA_STR(SLAB_LAYOUT_SLABS) post ", %[slab]\n\t"
+#define CA_AT_SYMBOL(sym) CA_STR(sym) "+", "(%%rip)"
+#define CA_AT_OPERAND "", "(%[layout])"
+#define CA_ARM(where) CA_ARM_(where)
+#define CA_ARM_(pre, post) CA_RSEQ_ARM_AND_FIND_SLAB(pre, post)
 
 /* Signature, then the abort label 4: count and restart at 9. */
 #define CA_RSEQ_ABORT                                                          \
@@ -61,69 +71,65 @@
     ".byte 0x0f, 0xb9, 0x3d\n\t"                                               \
     ".long " CA_STR(CA_RSEQ_SIG_LIT) "\n"                                      \
     "4:\n\t"                                                                   \
-    "lock addq $1, %[aborts]\n\t"                                              \
+    "lock addq $1, rseq_aborts(%%rip)\n\t"                                     \
     "jmp 9b\n\t"                                                               \
     ".popsection\n\t"
 
-#define CA_RSEQ_COMMON_IN                                                      \
-    [off] "r"(rseq_layout.area_off), [idoff] "r"(rseq_layout.id_off), [base] "rm"(base),  \
-        "c"(shift), [cls] "r"((uintptr_t)cls)
 
-static inline void *rseq_cache_pop(uintptr_t base, unsigned shift, unsigned cls)
-{
-    uintptr_t slab, top;
-    void *item;
-    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM(item)
-                         "movzwl 2(%[slab],%[cls],8), %k[item]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
-                         "cmpl %k[item], %k[top]\n\t"
-                         "movl $0, %k[item]\n\t"
-                         "jbe 2f\n\t"
-                         "movq -8(%[slab],%[top],8), %[item]\n\t"
-                         "subl $1, %k[top]\n\t"
-                         "movw %w[top], (%[slab],%[cls],8)\n"
-                         "2:\n\t" CA_RSEQ_ABORT
-                         : [slab] "=&r"(slab), [top] "=&r"(top), [item] "=&r"(item),
-                           [aborts] "+m"(rseq_aborts)
-                         : CA_RSEQ_COMMON_IN
-                         : "memory", "cc");
-    return item;
-}
+/* Pops the top of the class's allocation stack into item (a void *), or
+ * jumps to miss when it is empty (or stopped). */
+#define ARCH_SLAB_POP(item_, layout_sym, cls_, miss)                           \
+    do {                                                                       \
+        uintptr_t slab_, top_;                                                 \
+        __asm__ __volatile__ goto(CA_RSEQ_CS_DESC CA_ARM(CA_AT_SYMBOL(layout_sym)) \
+                     "movzwl (%[slab],%[cls],8), %k[top]\n\t"                  \
+                     "cmpw 2(%[slab],%[cls],8), %w[top]\n\t"                   \
+                     "jbe %l[" #miss "]\n\t"                                   \
+                     "movq -8(%[slab],%[top],8), %[item]\n\t"                  \
+                     "subl $1, %k[top]\n\t"                                    \
+                     "movw %w[top], (%[slab],%[cls],8)\n"                      \
+                     "2:\n\t" CA_RSEQ_ABORT                                    \
+                     : [slab] "=&r"(slab_), [top] "=&r"(top_), [item] "=&r"(item_) \
+                     : [cls] "r"((uintptr_t)(cls_))                            \
+                     : "memory", "cc"                                          \
+                     : miss);                                                  \
+    } while (0)
 
-static inline bool rseq_cache_push(uintptr_t base, unsigned shift, unsigned cls, void *ptr)
-{
-    uintptr_t slab, top;
-    unsigned ok;
-    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM(ok)
-                         "movzwl 4(%[slab],%[cls],8), %[ok]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
-                         "cmpl %[ok], %k[top]\n\t"
-                         "movl $0, %[ok]\n\t"
-                         "jae 2f\n\t"
-                         "movq %[ptr], (%[slab],%[top],8)\n\t"
-                         "addl $1, %k[top]\n\t"
-                         "movl $1, %[ok]\n\t"
-                         "movw %w[top], (%[slab],%[cls],8)\n"
-                         "2:\n\t" CA_RSEQ_ABORT
-                         : [slab] "=&r"(slab), [top] "=&r"(top), [ok] "=&r"(ok),
-                           [aborts] "+m"(rseq_aborts)
-                         : CA_RSEQ_COMMON_IN, [ptr] "r"(ptr)
-                         : "memory", "cc");
-    return ok != 0;
-}
+/* Pushes ptr on the class's free stack, or jumps to miss when it is full
+ * (or stopped). */
+#define ARCH_SLAB_PUSH(ptr_, layout_sym, cls_, miss)                           \
+    do {                                                                       \
+        uintptr_t slab_, top_;                                                 \
+        __asm__ __volatile__ goto(CA_RSEQ_CS_DESC CA_ARM(CA_AT_SYMBOL(layout_sym)) \
+                     "movzwl 4(%[slab],%[cls],8), %k[top]\n\t"                 \
+                     "cmpw 6(%[slab],%[cls],8), %w[top]\n\t"                   \
+                     "jae %l[" #miss "]\n\t"                                   \
+                     "movq %[ptr], (%[slab],%[top],8)\n\t"                     \
+                     "addl $1, %k[top]\n\t"                                    \
+                     "movw %w[top], 4(%[slab],%[cls],8)\n"                     \
+                     "2:\n\t" CA_RSEQ_ABORT                                    \
+                     : [slab] "=&r"(slab_), [top] "=&r"(top_)                  \
+                     : [cls] "r"((uintptr_t)(cls_)), [ptr] "r"(ptr_)          \
+                     : "memory", "cc"                                          \
+                     : miss);                                                  \
+        (void)slab_, (void)top_;                                               \
+    } while (0)
 
-/* Pops k = min(n, top - begin) objects: out[0..k) = slots [top-k, top), then
- * one committing store of top - k. */
-static inline unsigned rseq_cache_pop_batch(uintptr_t base, unsigned shift, unsigned cls, void **out,
-                              unsigned n)
+/* Pops up to n objects off the class's free stack into out[] (the top
+ * first at out[k-1]): k = min(n, free_top - free_begin), then one
+ * committing store of free_top - k. 0 when empty or stopped. */
+static inline unsigned arch_slab_pop_free(const struct slab_layout *layout, unsigned cls,
+                                          void **out, unsigned n)
 {
     uintptr_t slab, top, k, src, i, tmp;
     if (n == 0)
         return 0;
-    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM(k)
-                         "movzwl 2(%[slab],%[cls],8), %k[src]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
+    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_ARM(CA_AT_OPERAND)
                          "xorl %k[k], %k[k]\n\t"
+                         "cmpw $0, 6(%[slab],%[cls],8)\n\t"
+                         "je 2f\n\t"
+                         "movzwl %c[bounds](%[slab],%[cls],8), %k[src]\n\t"
+                         "movzwl 4(%[slab],%[cls],8), %k[top]\n\t"
                          "cmpl %k[src], %k[top]\n\t"
                          "jbe 2f\n\t"
                          "movl %k[top], %k[k]\n\t"
@@ -139,33 +145,36 @@ static inline unsigned rseq_cache_pop_batch(uintptr_t base, unsigned shift, unsi
                          "addl $1, %k[i]\n\t"
                          "cmpl %k[k], %k[i]\n\t"
                          "jb 5b\n\t"
-                         "movw %w[top], (%[slab],%[cls],8)\n"
+                         "movw %w[top], 4(%[slab],%[cls],8)\n"
                          "2:\n\t" CA_RSEQ_ABORT
                          : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [src] "=&r"(src),
-                           [i] "=&r"(i), [tmp] "=&r"(tmp), [aborts] "+m"(rseq_aborts)
-                         : CA_RSEQ_COMMON_IN, [out] "r"(out), [n] "rm"(n)
+                           [i] "=&r"(i), [tmp] "=&r"(tmp)
+                         : [layout] "r"(layout), [cls] "r"((uintptr_t)cls), [out] "r"(out), [n] "rm"(n),
+                           [bounds] "i"(SLAB_HEADER_SLOTS * 8)
                          : "memory", "cc");
     return (unsigned)k;
 }
 
-/* Pushes k = min(n, end - top) objects in[0..k) to slots [top, top+k), then
- * one committing store of top + k. */
-static inline unsigned rseq_cache_push_batch(uintptr_t base, unsigned shift, unsigned cls,
-                               void *const *in, unsigned n)
+/* Pushes in[0..n) on the class's allocation stack if all n fit below
+ * alloc_end, then one committing store of alloc_top + n: n, or 0 when they
+ * do not fit or the stack is stopped (objects move between a cache and the
+ * central layer in whole batches). */
+static inline unsigned arch_slab_push_alloc(const struct slab_layout *layout, unsigned cls,
+                                            void *const *in, unsigned n)
 {
     uintptr_t slab, top, k, dst, i, tmp;
     if (n == 0)
         return 0;
-    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_RSEQ_ARM(k)
-                         "movzwl 4(%[slab],%[cls],8), %k[dst]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
+    __asm__ __volatile__(CA_RSEQ_CS_DESC CA_ARM(CA_AT_OPERAND)
                          "xorl %k[k], %k[k]\n\t"
-                         "cmpl %k[dst], %k[top]\n\t"
-                         "jae 2f\n\t"
-                         "movl %k[dst], %k[k]\n\t"
-                         "subl %k[top], %k[k]\n\t"
-                         "cmpl %[n], %k[k]\n\t"
-                         "cmova %[n], %k[k]\n\t"
+                         "cmpw $" CA_STR(SLAB_STOPPED_BEGIN) ", 2(%[slab],%[cls],8)\n\t"
+                         "je 2f\n\t"
+                         "movzwl %c[bounds]+2(%[slab],%[cls],8), %k[dst]\n\t"
+                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
+                         "subl %k[top], %k[dst]\n\t"
+                         "cmpl %[n], %k[dst]\n\t"
+                         "jl 2f\n\t"
+                         "movl %[n], %k[k]\n\t"
                          "leaq (%[slab],%[top],8), %[dst]\n\t"
                          "xorl %k[i], %k[i]\n"
                          "5:\n\t"
@@ -178,8 +187,9 @@ static inline unsigned rseq_cache_push_batch(uintptr_t base, unsigned shift, uns
                          "movw %w[top], (%[slab],%[cls],8)\n"
                          "2:\n\t" CA_RSEQ_ABORT
                          : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [dst] "=&r"(dst),
-                           [i] "=&r"(i), [tmp] "=&r"(tmp), [aborts] "+m"(rseq_aborts)
-                         : CA_RSEQ_COMMON_IN, [in] "r"(in), [n] "rm"(n)
+                           [i] "=&r"(i), [tmp] "=&r"(tmp)
+                         : [layout] "r"(layout), [cls] "r"((uintptr_t)cls), [in] "r"(in), [n] "rm"(n),
+                           [bounds] "i"(SLAB_HEADER_SLOTS * 8)
                          : "memory", "cc");
     return (unsigned)k;
 }

@@ -1,0 +1,56 @@
+/* The fast paths of the front end: one critical section each, on the slab
+ * of the CPU (or concurrency id) the thread runs on, with no branch on
+ * which front end is in use: where the per-CPU caches are off (no rseq,
+ * COREALLOC_FRONTEND=thread, or before start-up), the layout points every
+ * thread at a stopped slab, the section misses, and the slow path serves
+ * the per-thread caches. The ablation libraries replace them with locked
+ * caches at compile time. */
+#ifndef COREALLOC_FASTPATH_H
+#define COREALLOC_FASTPATH_H
+
+#include <stdint.h>
+
+#include "arch/sections.h"
+#include "frontend/cache.h"
+#include "platform/compiler.h"
+
+/* What the fast paths read, in one cache line: where the sections find
+ * the slabs (read by the symbol's name, see arch/slab.h), and where the
+ * size-class zones are. */
+struct frontend_layout {
+    struct slab_layout sections; /* first: the sections address it as frontend_layout */
+    uintptr_t zone_index; /* the zone region's base >> ZONE_SHIFT: a pointer's class is
+                           * (p >> ZONE_SHIFT) - zone_index when below SC_COUNT */
+};
+extern INTERNAL_DATA struct frontend_layout frontend_layout;
+
+#if defined(COREALLOC_ABLATION)
+
+#include "frontend/lockedcache.h"
+
+#define FRONTEND_POP(item, cls, miss)                    \
+    do {                                                 \
+        if (!((item) = lockedcache_try_alloc(cls)))      \
+            goto miss;                                   \
+        cache_handing_out(item);                         \
+    } while (0)
+#define FRONTEND_PUSH(ptr, cls, miss)                    \
+    do {                                                 \
+        if (!lockedcache_try_free(ptr, cls))             \
+            goto miss;                                   \
+    } while (0)
+
+#else
+
+/* Pops an object of cls into item, or jumps to miss. */
+#define FRONTEND_POP(item, cls, miss)                                                    \
+    do {                                                                                 \
+        ARCH_SLAB_POP(item, frontend_layout, cls, miss);                                 \
+        cache_handing_out(item);                                                         \
+    } while (0)
+/* Pushes ptr (claimed to be of cls) on the free stack, or jumps to miss. */
+#define FRONTEND_PUSH(ptr, cls, miss) ARCH_SLAB_PUSH(ptr, frontend_layout, cls, miss)
+
+#endif
+
+#endif
