@@ -32,10 +32,9 @@ long long stats_number(const char *key)
     char pattern[128];
     snprintf(pattern, sizeof pattern, "\"%s\":", key);
     const char *at = strstr(buf, pattern);
-    if (!at) {
-        fprintf(stderr, "no %s in the statistics: %s\n", key, buf);
-        require_failed(__FILE__, __LINE__, key);
-    }
+    if (!at)
+        fprintf(stderr, "statistics: %s\n", buf);
+    REQUIRE_MSG(at, "no %s in the statistics", key);
     at += strlen(pattern);
     if (!strncmp(at, "true", 4))
         return 1;
