@@ -10,7 +10,7 @@
 #include "api/init.h"
 #include "core/central.h"
 #include "core/sizeclass.h"
-#include "unit.h"
+#include "check.h"
 
 #define THREADS 8
 #define ROUNDS 20000
@@ -22,7 +22,7 @@ static void take(uintptr_t tag, void **objs, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
         uintptr_t old = __atomic_exchange_n((uintptr_t *)objs[i], tag, __ATOMIC_ACQ_REL);
-        CHECK(old == 0 || old > THREADS, "object %p handed out twice (held by %lu, now %lu)", objs[i],
+        CHECK_MSG(old == 0 || old > THREADS, "object %p handed out twice (held by %lu, now %lu)", objs[i],
               (unsigned long)old, (unsigned long)tag);
     }
 }
@@ -30,7 +30,7 @@ static void take(uintptr_t tag, void **objs, unsigned n)
 static void give_back(uintptr_t tag, unsigned cls, void **objs, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
-        CHECK(*(uintptr_t *)objs[i] == tag, "object %p changed hands while held", objs[i]);
+        CHECK_MSG(*(uintptr_t *)objs[i] == tag, "object %p changed hands while held", objs[i]);
         __atomic_store_n((uintptr_t *)objs[i], 0, __ATOMIC_RELEASE);
     }
     central_free(cls, objs, n);
@@ -47,7 +47,7 @@ static void *worker(void *arg)
         unsigned batch = sc_info[cls].batch;
         unsigned n = (seed >> 16) % 3 ? batch : 1 + (seed >> 20) % batch;
         unsigned got = central_alloc(cls, held, n);
-        CHECK(got == n, "central_alloc gave %u of %u", got, n);
+        CHECK_MSG(got == n, "central_alloc gave %u of %u", got, n);
         take(tag, held, got);
         if (got == batch && (seed >> 24) % 2) {
             give_back(tag, cls, held, batch);
@@ -67,20 +67,19 @@ int main(void)
         central_class_stats(c, &before[c]);
     pthread_t threads[THREADS];
     for (uintptr_t t = 0; t < THREADS; t++)
-        CHECK(pthread_create(&threads[t], NULL, worker, (void *)(t + 1)) == 0, "thread");
+        REQUIRE_MSG(pthread_create(&threads[t], NULL, worker, (void *)(t + 1)) == 0, "thread");
     for (int t = 0; t < THREADS; t++)
         pthread_join(threads[t], NULL);
     size_t released = central_trim();
     for (unsigned i = 0; i < sizeof test_classes / sizeof test_classes[0]; i++) {
         unsigned c = test_classes[i];
         central_class_stats(c, &after);
-        CHECK(after.blocks_out <= before[c].blocks_out + 4 * sc_info[c].batch,
+        CHECK_MSG(after.blocks_out <= before[c].blocks_out + 4 * sc_info[c].batch,
               "class %u: %lu blocks still out after every thread returned all (%lu before)", c,
               (unsigned long)after.blocks_out, (unsigned long)before[c].blocks_out);
-        CHECK(after.batches_central == 0, "class %u: trim left batches", c);
-        CHECK(after.spills > before[c].spills && after.refills > before[c].refills, "class %u: traffic", c);
+        CHECK_MSG(after.batches_central == 0, "class %u: trim left batches", c);
+        CHECK_MSG(after.spills > before[c].spills && after.refills > before[c].refills, "class %u: traffic", c);
     }
-    CHECK(released > 0, "trim released nothing");
-    puts("central ok");
-    return 0;
+    CHECK_MSG(released > 0, "trim released nothing");
+    return check_status();
 }
