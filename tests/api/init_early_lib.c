@@ -1,6 +1,6 @@
 /* A shared library whose constructor allocates before the program's main
  * (and before the program's own constructors). */
-#include "early_lib.h"
+#include "init_early_lib.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,12 @@
-/* Stress tests of the rseq critical sections (arch/, platform/rseq.c) on a shared array
+/* Stress tests of the rseq critical sections (src/arch/<arch>/rseq_sections.h)
+ * and the kernel side they rely on (src/platform/rseq.c), on a shared array
  * of per-CPU slabs, with every cached object a unique tagged token.
  *
- *   rseq_stress [--mode stress|migrate|signals|drain|fork|bench|none]
- *               [--threads N] [--ms DURATION] [--prefer-mm-cid]
- *               [--expect-mm-cid|--expect-mm-cid-if-available|--expect-cpu-id]
- *               [--no-membarrier]
- *               [--expect-none] [--expect-aborts]
+ *   rseq_sections_stress [--mode stress|migrate|signals|drain|fork|bench|none]
+ *                        [--threads N] [--ms DURATION] [--prefer-mm-cid]
+ *                        [--expect-mm-cid|--expect-mm-cid-if-available|--expect-cpu-id]
+ *                        [--no-membarrier]
+ *                        [--expect-none] [--expect-aborts]
  *   EXPECT_RSEQ_SOURCE=glibc|own|none  asserts what rseq_init found.
  *
  * A token popped by a thread is claimed with an atomic exchange of its owner
@@ -17,13 +18,14 @@
  */
 #define _GNU_SOURCE
 #include "arch/sections.h"
+#include "check.h"
 #include "platform/rseq.h"
+#include "rng.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +61,7 @@ struct worker {
     unsigned me;
     struct token **bag;
     unsigned n;
-    uint64_t rng;
+    struct rng rng;
     uint64_t pops, pushes, misses, fulls, migrations, sigs;
 } __attribute__((aligned(64)));
 
@@ -76,37 +78,10 @@ static unsigned ncpus_allowed;
 static int cpus_allowed[1024];
 static atomic_ulong drains, drained_tokens, sig_handled;
 
-static void die(const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        n = 0;
-    if (n > (int)sizeof buf - 2)
-        n = (int)sizeof buf - 2;
-    buf[n++] = '\n';
-    ssize_t w = write(2, "rseq_stress: FAIL: ", 19);
-    w = write(2, buf, (size_t)n);
-    (void)w;
-    _exit(1);
-}
-
 static void usage_error(const char *what)
 {
-    fprintf(stderr, "rseq_stress: %s\n", what);
+    fprintf(stderr, "rseq_sections_stress: %s\n", what);
     exit(2);
-}
-
-static inline uint64_t rnd(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
 }
 
 static uint64_t now_ns(void)
@@ -129,20 +104,19 @@ static inline void **slots(unsigned id)
 static void check_token(const void *p, const char *where)
 {
     uintptr_t a = (uintptr_t)p, lo = (uintptr_t)tokens;
-    if (a < lo || a >= lo + (uintptr_t)ntokens * sizeof(struct token) ||
-        (a - lo) % sizeof(struct token))
-        die("%s: %p is not a token", where, p);
+    REQUIRE_MSG(a >= lo && a < lo + (uintptr_t)ntokens * sizeof(struct token) &&
+                    (a - lo) % sizeof(struct token) == 0,
+                "%s: %p is not a token", where, p);
     const struct token *t = p;
-    if (t->tag != (t->idx * TAG_MAGIC ^ TAG_MAGIC) || (uintptr_t)(t - tokens) != t->idx)
-        die("%s: token %u has a bad tag", where, t->idx);
+    REQUIRE_MSG(t->tag == (t->idx * TAG_MAGIC ^ TAG_MAGIC) && (uintptr_t)(t - tokens) == t->idx,
+                "%s: token %u has a bad tag", where, t->idx);
 }
 
 static inline void claim(struct token *t, unsigned me, const char *where)
 {
     check_token(t, where);
     unsigned prev = atomic_exchange_explicit(&t->owner, me, memory_order_acq_rel);
-    if (prev != 0)
-        die("%s: token %u handed to %#x while held by %#x", where, t->idx, me, prev);
+    REQUIRE_MSG(prev == 0, "%s: token %u handed to %#x while held by %#x", where, t->idx, me, prev);
 }
 
 static inline void release(struct token *t)
@@ -211,7 +185,7 @@ static void bag_take(struct worker *w, unsigned j, struct token **out)
 
 static void one_op(struct worker *w)
 {
-    uint64_t r = rnd(&w->rng);
+    uint64_t r = rng_next(&w->rng);
     unsigned cls = (unsigned)(r % NCLS);
     unsigned op = (unsigned)(r >> 8) & 7;
     unsigned cnt = 1 + (unsigned)((r >> 16) % 16);
@@ -245,8 +219,7 @@ static void one_op(struct worker *w)
         if (cnt > bagcap - w->n)
             cnt = bagcap - w->n;
         unsigned k = rseq_cache_pop_batch(slabs, SHIFT, cls, (void **)out, cnt);
-        if (k > cnt)
-            die("pop_batch returned %u > %u", k, cnt);
+        REQUIRE_MSG(k <= cnt, "pop_batch returned %u > %u", k, cnt);
         for (unsigned i = 0; i < k; i++) {
             claim(out[i], w->me, "pop_batch");
             w->bag[w->n++] = out[i];
@@ -259,12 +232,11 @@ static void one_op(struct worker *w)
         if (cnt > w->n)
             cnt = w->n;
         for (unsigned i = 0; i < cnt; i++) {
-            bag_take(w, (unsigned)((rnd(&w->rng) >> 11) % w->n), &in[i]);
+            bag_take(w, (unsigned)rng_below(&w->rng, w->n), &in[i]);
             release(in[i]);
         }
         unsigned k = rseq_cache_push_batch(slabs, SHIFT, cls, (void *const *)in, cnt);
-        if (k > cnt)
-            die("push_batch returned %u > %u", k, cnt);
+        REQUIRE_MSG(k <= cnt, "push_batch returned %u > %u", k, cnt);
         for (unsigned i = k; i < cnt; i++) {
             claim(in[i], w->me, "push_batch rest, re-claim");
             w->bag[w->n++] = in[i];
@@ -278,8 +250,7 @@ static void one_op(struct worker *w)
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    if (!rseq_thread_ready())
-        die("thread %u: rseq_thread_ready failed", w->me);
+    REQUIRE_MSG(rseq_thread_ready(), "thread %u: rseq_thread_ready failed", w->me);
     timer_t timer;
     bool have_timer = false;
     if (mode == M_SIGNALS) {
@@ -293,7 +264,7 @@ static void *worker_main(void *arg)
         sev.sigev_signo = SIGUSR2;
         sev._sigev_un._tid = (pid_t)syscall(SYS_gettid); /* sigev_notify_thread_id */
         if (timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0) {
-            long ns = 200000 + (long)(w->rng % 100000);
+            long ns = 200000 + (long)rng_below(&w->rng, 100000);
             struct itimerspec its = {{0, ns}, {0, ns}};
             have_timer = timer_settime(timer, 0, &its, NULL) == 0;
         }
@@ -302,10 +273,10 @@ static void *worker_main(void *arg)
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
         for (int i = 0; i < 64; i++)
             one_op(w);
-        if (rseq_current_id() >= nids)
-            die("rseq_current_id %u >= id count %u", rseq_current_id(), nids);
+        unsigned id = rseq_current_id();
+        REQUIRE_MSG(id < nids, "rseq_current_id %u >= id count %u", id, nids);
         if (mode == M_MIGRATE && ncpus_allowed > 1) {
-            set_affinity_one(cpus_allowed[rnd(&w->rng) % ncpus_allowed]);
+            set_affinity_one(cpus_allowed[rng_below(&w->rng, ncpus_allowed)]);
             w->migrations++;
         }
         iter++;
@@ -322,8 +293,8 @@ static void *worker_main(void *arg)
         sigctx.active = false;
         for (unsigned i = 0; i < sigctx.n; i++) {
             struct token *t = sigctx.stash[i];
-            if (atomic_exchange(&t->owner, w->me) != (w->me | SIG_OWNER))
-                die("stashed token %u has a foreign owner", t->idx);
+            REQUIRE_MSG(atomic_exchange(&t->owner, w->me) == (w->me | SIG_OWNER),
+                        "stashed token %u has a foreign owner", t->idx);
             w->bag[w->n++] = t;
         }
         w->sigs = sigctx.calls;
@@ -337,8 +308,7 @@ static void *worker_main(void *arg)
 static void *drainer_main(void *arg)
 {
     struct worker *w = arg; /* a worker of its own, for the bag */
-    if (!rseq_thread_ready())
-        die("drainer: rseq_thread_ready failed");
+    REQUIRE_MSG(rseq_thread_ready(), "drainer: rseq_thread_ready failed");
     unsigned round = 0;
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
         unsigned id = round % nids, cls = (round / nids) % NCLS;
@@ -351,14 +321,13 @@ static void *drainer_main(void *arg)
         __atomic_store_n(&h->begin, 0xFFFF, __ATOMIC_RELEASE);
         rseq_fence(rseq_uses_mm_cid() ? -1 : (int)id);
         uint16_t top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
-        if (top < begin || top > end)
-            die("drain: id %u cls %u top %u outside [%u, %u]", id, cls, top, begin, end);
+        REQUIRE_MSG(top >= begin && top <= end, "drain: id %u cls %u top %u outside [%u, %u]", id,
+                    cls, top, begin, end);
         void **s = slots(id);
         for (unsigned i = begin; i < top; i++) {
             struct token *t = s[i];
             claim(t, w->me, "drain");
-            if (w->n >= bagcap)
-                die("drainer bag overflow");
+            REQUIRE_MSG(w->n < bagcap, "drainer bag overflow");
             w->bag[w->n++] = t;
         }
         atomic_fetch_add(&drained_tokens, (unsigned long)(top - begin));
@@ -366,8 +335,8 @@ static void *drainer_main(void *arg)
          * guarantees none is. Any later section sees the closed bounds. */
         for (int spin = 0; spin < 200; spin++)
             __asm__ __volatile__("pause");
-        if (__atomic_load_n(&h->top, __ATOMIC_ACQUIRE) != top)
-            die("drain: top of id %u cls %u moved after the fence", id, cls);
+        REQUIRE_MSG(__atomic_load_n(&h->top, __ATOMIC_ACQUIRE) == top,
+                    "drain: top of id %u cls %u moved after the fence", id, cls);
         __atomic_store_n(&h->top, begin, __ATOMIC_RELEASE);
         __atomic_store_n(&h->end, end, __ATOMIC_RELEASE);
         __atomic_store_n(&h->begin, begin, __ATOMIC_RELEASE);
@@ -379,10 +348,9 @@ static void *drainer_main(void *arg)
             struct token *t;
             bag_take(w, w->n - 1, &t);
             release(t);
-            if (!rseq_cache_push(slabs, SHIFT, (unsigned)(w->rng % NCLS), t)) {
+            if (!rseq_cache_push(slabs, SHIFT, (unsigned)rng_below(&w->rng, NCLS), t)) {
                 claim(t, w->me, "drainer re-claim");
                 w->bag[w->n++] = t;
-                rnd(&w->rng);
                 break;
             }
         }
@@ -395,10 +363,10 @@ static void *drainer_main(void *arg)
 static void *signaler_main(void *arg)
 {
     (void)arg;
-    uint64_t r = 88172645463325252ull;
+    struct rng r = rng_seeded(0);
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
         for (int i = 0; i < 8; i++)
-            pthread_kill(workers[rnd(&r) % nthreads].thread, SIGUSR1);
+            pthread_kill(workers[rng_below(&r, nthreads)].thread, SIGUSR1);
         usleep(50);
     }
     return NULL;
@@ -446,7 +414,7 @@ static void setup(void)
     for (unsigned t = 0; t < nw; t++) {
         struct worker *w = &workers[t];
         w->me = t + 1;
-        w->rng = 0x2545F4914F6CDD1Dull * (t + 1);
+        w->rng = rng_seeded(t + 1);
         w->bag = malloc(bagcap * sizeof *w->bag);
         if (!w->bag)
             usage_error("alloc bag");
@@ -469,9 +437,8 @@ static void account(void)
         for (unsigned i = 0; i < w->n; i++) {
             struct token *k = w->bag[i];
             check_token(k, "final bag");
-            if (atomic_load(&k->owner) != w->me)
-                die("final: token %u in bag of %u owned by %#x", k->idx, w->me,
-                    atomic_load(&k->owner));
+            REQUIRE_MSG(atomic_load(&k->owner) == w->me, "final: token %u in bag of %u owned by %#x",
+                        k->idx, w->me, atomic_load(&k->owner));
             seen[k->idx]++;
         }
     }
@@ -479,22 +446,22 @@ static void account(void)
         for (unsigned c = 0; c < NCLS; c++) {
             struct cache_hdr *h = hdr(id, c);
             unsigned b = NCLS + c * CAP;
-            if (h->begin != b || h->end != b + CAP || h->limit != b + CAP || h->top < b ||
-                h->top > b + CAP)
-                die("final: header id %u cls %u is {top %u begin %u end %u limit %u}", id, c,
-                    h->top, h->begin, h->end, h->limit);
+            REQUIRE_MSG(h->begin == b && h->end == b + CAP && h->limit == b + CAP && h->top >= b &&
+                            h->top <= b + CAP,
+                        "final: header id %u cls %u is {top %u begin %u end %u limit %u}", id, c,
+                        h->top, h->begin, h->end, h->limit);
             for (unsigned i = b; i < h->top; i++) {
                 struct token *k = slots(id)[i];
                 check_token(k, "final slab");
-                if (atomic_load(&k->owner) != 0)
-                    die("final: cached token %u owned by %#x", k->idx, atomic_load(&k->owner));
+                REQUIRE_MSG(atomic_load(&k->owner) == 0, "final: cached token %u owned by %#x", k->idx,
+                            atomic_load(&k->owner));
                 seen[k->idx]++;
             }
         }
     }
     for (unsigned i = 0; i < ntokens; i++)
-        if (seen[i] != 1)
-            die("final: token %u seen %u times (%s)", i, seen[i], seen[i] ? "duplicated" : "lost");
+        REQUIRE_MSG(seen[i] == 1, "final: token %u seen %u times (%s)", i, seen[i],
+                    seen[i] ? "duplicated" : "lost");
     free(seen);
 }
 
@@ -503,8 +470,7 @@ static void account(void)
  * then pop everything through the sections, single-threaded. */
 static void fork_child_check(void)
 {
-    if (!rseq_thread_ready())
-        die("fork child: rseq_thread_ready");
+    REQUIRE_MSG(rseq_thread_ready(), "fork child: rseq_thread_ready");
     unsigned *seen = calloc(ntokens, sizeof *seen);
     for (unsigned id = 0; id < nids; id++)
         for (unsigned c = 0; c < NCLS; c++) {
@@ -512,8 +478,7 @@ static void fork_child_check(void)
             for (unsigned i = h->begin; i < h->top; i++) {
                 struct token *k = slots(id)[i];
                 check_token(k, "fork child");
-                if (seen[k->idx]++)
-                    die("fork child: token %u cached twice", k->idx);
+                REQUIRE_MSG(seen[k->idx]++ == 0, "fork child: token %u cached twice", k->idx);
             }
         }
     for (unsigned c = 0; c < NCLS; c++) {
@@ -533,8 +498,7 @@ static void bench(void)
     for (int pass = 0; pass < 2; pass++) {
         uint64_t t0 = now_ns();
         for (unsigned i = 0; i < n; i++) {
-            if (!rseq_cache_push(slabs, SHIFT, 0, p))
-                die("bench push");
+            REQUIRE_MSG(rseq_cache_push(slabs, SHIFT, 0, p), "bench push");
             p = rseq_cache_pop(slabs, SHIFT, 0);
             __asm__ __volatile__("" : "+r"(p));
         }
@@ -544,10 +508,8 @@ static void bench(void)
             batch[i] = &tokens[i];
         const unsigned nb = n / 8;
         for (unsigned i = 0; i < nb; i++) {
-            if (rseq_cache_push_batch(slabs, SHIFT, 1, batch, 16) != 16)
-                die("bench push_batch");
-            if (rseq_cache_pop_batch(slabs, SHIFT, 1, batch, 16) != 16)
-                die("bench pop_batch");
+            REQUIRE_MSG(rseq_cache_push_batch(slabs, SHIFT, 1, batch, 16) == 16, "bench push_batch");
+            REQUIRE_MSG(rseq_cache_pop_batch(slabs, SHIFT, 1, batch, 16) == 16, "bench pop_batch");
         }
         uint64_t t2 = now_ns();
         printf("bench pass %d: pop+push pair %.2f ns; push_batch(16)+pop_batch(16) %.2f ns "
@@ -597,36 +559,33 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--expect-aborts")) {
             expect_aborts = true;
         } else {
-            usage_error("usage: see the comment at the top of rseq_stress.c");
+            usage_error("usage: see the comment at the top of rseq_sections_stress.c");
         }
     }
     if (nthreads == 0 || nthreads > 4096)
         usage_error("bad --threads");
 
     enum rseq_source src = rseq_init(ARCH_RSEQ_SIGNATURE, prefer_mm_cid, use_membarrier);
-    if (rseq_init(ARCH_RSEQ_SIGNATURE, prefer_mm_cid, use_membarrier) != src || rseq_source() != src)
-        die("rseq_init is not idempotent");
+    REQUIRE_MSG(rseq_init(ARCH_RSEQ_SIGNATURE, prefer_mm_cid, use_membarrier) == src &&
+                    rseq_source() == src,
+                "rseq_init is not idempotent");
     const char *want = getenv("EXPECT_RSEQ_SOURCE");
     printf("rseq source %s, ids %s, id count %u\n", source_name(src),
            rseq_uses_mm_cid() ? "mm_cid" : "cpu_id", rseq_id_count());
-    if (want && strcmp(want, source_name(src)))
-        die("rseq source is %s, expected %s", source_name(src), want);
+    REQUIRE_MSG(!want || !strcmp(want, source_name(src)), "rseq source is %s, expected %s",
+                source_name(src), want);
     if (expect_none || mode == M_NONE) {
-        if (src != RSEQ_SOURCE_NONE)
-            die("expected RSEQ_SOURCE_NONE, got %s", source_name(src));
-        if (rseq_thread_ready() || rseq_uses_mm_cid())
-            die("no rseq, but thread ready or mm_cid");
+        REQUIRE_MSG(src == RSEQ_SOURCE_NONE, "expected RSEQ_SOURCE_NONE, got %s", source_name(src));
+        REQUIRE_MSG(!rseq_thread_ready() && !rseq_uses_mm_cid(), "no rseq, but thread ready or mm_cid");
         rseq_fence(0); /* must be a harmless no-op */
         printf("rseq_init returned RSEQ_SOURCE_NONE: OK\n");
         return 0;
     }
-    if (src == RSEQ_SOURCE_NONE)
-        die("rseq unavailable");
-    if (expect_mm_cid >= 0 && rseq_uses_mm_cid() != (expect_mm_cid == 1))
-        die("ids are %s, expected %s", rseq_uses_mm_cid() ? "mm_cid" : "cpu_id",
-            expect_mm_cid ? "mm_cid" : "cpu_id");
-    if (!rseq_thread_ready())
-        die("main thread: rseq_thread_ready");
+    REQUIRE_MSG(src != RSEQ_SOURCE_NONE, "rseq unavailable");
+    REQUIRE_MSG(expect_mm_cid < 0 || rseq_uses_mm_cid() == (expect_mm_cid == 1),
+                "ids are %s, expected %s", rseq_uses_mm_cid() ? "mm_cid" : "cpu_id",
+                expect_mm_cid ? "mm_cid" : "cpu_id");
+    REQUIRE_MSG(rseq_thread_ready(), "main thread: rseq_thread_ready");
 
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
@@ -673,8 +632,8 @@ int main(int argc, char **argv)
             if (pid < 0)
                 usage_error("fork");
             int st;
-            if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-                die("fork child failed (status %#x)", st);
+            REQUIRE_MSG(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                        "fork child failed (status %#x)", st);
             forks++;
             usleep(20000);
         }
@@ -719,13 +678,9 @@ int main(int argc, char **argv)
            (unsigned long)atomic_load(&sig_handled), (unsigned long)atomic_load(&drains),
            (unsigned long)atomic_load(&drained_tokens), forks);
     (void)sigs;
-    if (pops == 0 || pushes == 0)
-        die("no work done");
-    if (expect_aborts && aborts == 0)
-        die("no critical section was ever aborted");
-    if (mode == M_SIGNALS && atomic_load(&sig_handled) == 0)
-        die("no signal was handled");
-    if (mode == M_DRAIN && atomic_load(&drains) == 0)
-        die("no drain happened");
+    REQUIRE_MSG(pops > 0 && pushes > 0, "no work done");
+    REQUIRE_MSG(!expect_aborts || aborts > 0, "no critical section was ever aborted");
+    REQUIRE_MSG(mode != M_SIGNALS || atomic_load(&sig_handled) > 0, "no signal was handled");
+    REQUIRE_MSG(mode != M_DRAIN || atomic_load(&drains) > 0, "no drain happened");
     return 0;
 }

@@ -2,7 +2,7 @@
 """libcorealloc.a defines exactly the symbols libcorealloc.so exports: the
 public API, nothing internal.
 
-usage: archive_exports.py NM LIBCOREALLOC.a LIBCOREALLOC.so
+usage: exports_archive.py NM LIBCOREALLOC.a LIBCOREALLOC.so
 """
 import subprocess
 import sys

@@ -1,6 +1,6 @@
 """Checks corealloc's exit report, selected by environment variables.
 
-Usage: check_stats.py LIBCOREALLOC PROGRAM MODE
+Usage: report_exit.py LIBCOREALLOC PROGRAM MODE
 MODE is one of:
   none       no COREALLOC_STATS: stderr stays empty
   text       COREALLOC_STATS=1: a text report on stderr naming the front end

@@ -2,7 +2,7 @@
  * constructor(101) of the executable. The blocks are intact in main, are
  * corealloc's, and can be reallocated and freed. */
 #include "check.h"
-#include "early_lib.h"
+#include "init_early_lib.h"
 #include "probe.h"
 
 #include <stdlib.h>

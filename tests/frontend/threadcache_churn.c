@@ -3,7 +3,7 @@
  * earlier thread. Whatever an exiting thread caches must come back: the
  * resident set may not keep growing with the number of threads.
  *
- * Usage: threads_churn THREADS_TOTAL CONCURRENT
+ * Usage: frontend_threadcache_churn THREADS_TOTAL CONCURRENT
  */
 #include "check.h"
 #include "pattern.h"

@@ -5,7 +5,7 @@
  * intact heap that never hands out the foreign memory, and abort instead
  * when COREALLOC_ABORT_ON_ERROR=1.
  *
- * Usage: foreign_free MODE report|abort
+ * Usage: api_alloc_foreign_free MODE report|abort
  * The program re-executes itself as the child that makes the bad free and
  * checks the child's output and exit status.
  */

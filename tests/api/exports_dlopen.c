@@ -3,7 +3,7 @@
  * uses the prefixed API from several threads, while its own malloc stays
  * glibc's and pointers from glibc are not mistaken for corealloc's.
  *
- * Usage: process_dlopen PATH_TO_LIBCOREALLOC
+ * Usage: api_exports_dlopen PATH_TO_LIBCOREALLOC
  */
 #include "check.h"
 #include "pattern.h"

@@ -1,6 +1,6 @@
 /* Multi-thread stress with cross-thread frees and data-integrity checks.
  *
- * Usage: threads_stress THREADS OPS_PER_THREAD
+ * Usage: frontend_stress THREADS OPS_PER_THREAD
  *
  * Phase 1, producer/consumer: half the threads allocate blocks and hand
  * them through a queue to the other half, which verify and free them.

@@ -1,4 +1,4 @@
-/* Blocks that early_lib's constructor allocated before main. */
+/* Blocks that init_early_lib's constructor allocated before main. */
 #ifndef COREALLOC_TEST_EARLY_LIB_H
 #define COREALLOC_TEST_EARLY_LIB_H
 

@@ -4,11 +4,10 @@
  * block is tagged while held, so a block handed to two holders at once is
  * caught, and per-class counts must balance when all is freed.
  *
- *   percpu_stress MODE [threads] [seconds]
+ *   cpucache_stress MODE [threads] [seconds]
  *   MODE: stress | migrate | trim | bounded
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -20,14 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "corealloc.h"
-
-#define FAIL(...)                                  \
-    do {                                           \
-        fprintf(stderr, "percpu_stress: " __VA_ARGS__); \
-        fputc('\n', stderr);                       \
-        exit(1);                                   \
-    } while (0)
+#include "rng.h"
 
 #define HELD 64
 /* Classes that nothing else in the process uses meanwhile (glibc keeps
@@ -54,12 +48,10 @@ static uintptr_t owner_tag(unsigned id) { return 0x5eed000000000000ull | id; }
 static void *take(unsigned id, size_t size)
 {
     struct tag *t = malloc(size);
-    if (!t)
-        FAIL("malloc(%zu) failed", size);
+    REQUIRE_MSG(t, "malloc(%zu) failed", size);
     uintptr_t before = __atomic_exchange_n(&t->owner, owner_tag(id), __ATOMIC_ACQ_REL);
-    if ((before >> 48) == 0x5eed)
-        FAIL("block %p handed to thread %u while held by thread %lu", (void *)t, id,
-             (unsigned long)(before & 0xffff));
+    REQUIRE_MSG((before >> 48) != 0x5eed, "block %p handed to thread %u while held by thread %lu",
+                (void *)t, id, (unsigned long)(before & 0xffff));
     t->size = size;
     memset(t + 1, (int)id, size - sizeof *t);
     atomic_fetch_add_explicit(&allocated, 1, memory_order_relaxed);
@@ -71,11 +63,10 @@ static void give(unsigned id, void *p, bool check_owner)
     struct tag *t = p;
     const unsigned char *body = (const unsigned char *)(t + 1);
     unsigned char fill = body[0];
-    if (check_owner && t->owner != owner_tag(id))
-        FAIL("block %p changed hands while held by %u", p, id);
+    REQUIRE_MSG(!check_owner || t->owner == owner_tag(id), "block %p changed hands while held by %u",
+                p, id);
     for (size_t i = 0; i < t->size - sizeof *t; i += 61)
-        if (body[i] != fill)
-            FAIL("block %p corrupted at byte %zu", p, i);
+        REQUIRE_MSG(body[i] == fill, "block %p corrupted at byte %zu", p, i);
     /* Atomic, or the compiler drops it as a dead store before free(). */
     __atomic_store_n(&t->owner, 0, __ATOMIC_RELEASE);
     free(p);
@@ -93,17 +84,17 @@ static void set_cpu(int cpu)
 static void *worker(void *arg)
 {
     unsigned id = (unsigned)(uintptr_t)arg;
-    unsigned seed = id * 2654435761u + 1;
+    struct rng rng = rng_seeded(id);
     void *held[HELD] = {0};
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned long ops = 0;
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-        seed = seed * 1103515245u + 12345u;
-        unsigned slot = (seed >> 8) % HELD;
+        uint64_t r = rng_next(&rng);
+        unsigned slot = (unsigned)(r % HELD);
         if (held[slot]) {
             /* Half the time the block goes to another thread to free. */
-            if ((seed >> 20) & 1) {
-                void *prev = atomic_exchange(&exchange[(seed >> 4) % EXCHANGE], held[slot]);
+            if ((r >> 20) & 1) {
+                void *prev = atomic_exchange(&exchange[(r >> 24) % EXCHANGE], held[slot]);
                 if (prev)
                     give(id, prev, false);
             } else {
@@ -111,11 +102,11 @@ static void *worker(void *arg)
             }
             held[slot] = NULL;
         } else {
-            held[slot] = take(id, MIN_SIZE + (seed >> 12) % (MAX_SIZE - MIN_SIZE));
+            held[slot] = take(id, MIN_SIZE + (r >> 40) % (MAX_SIZE - MIN_SIZE));
             ((struct tag *)held[slot])->owner = owner_tag(id);
         }
         if (!strcmp(mode, "migrate") && ncpu > 1 && (++ops & 1023) == 0)
-            set_cpu((int)((seed >> 16) % (unsigned)ncpu));
+            set_cpu((int)((r >> 8) % (unsigned)ncpu));
         if (!strcmp(mode, "bounded") && ++ops == 20000)
             break;
     }
@@ -169,8 +160,7 @@ static const char *stats_json(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        FAIL("usage: percpu_stress stress|migrate|trim|bounded [threads] [seconds]");
+    REQUIRE_MSG(argc >= 2, "usage: cpucache_stress stress|migrate|trim|bounded [threads] [seconds]");
     mode = argv[1];
     if (argc > 2)
         nthreads = atoi(argv[2]);
@@ -186,9 +176,10 @@ int main(int argc, char **argv)
 
     if (!strcmp(mode, "bounded"))
         pthread_barrier_init(&bounded_barrier, NULL, (unsigned)nthreads + 1);
-    for (int i = 0; i < nthreads; i++)
-        if (pthread_create(&threads[i], NULL, worker, (void *)(uintptr_t)(i + 1)))
-            FAIL("pthread_create: %s", strerror(errno));
+    for (int i = 0; i < nthreads; i++) {
+        int error = pthread_create(&threads[i], NULL, worker, (void *)(uintptr_t)(i + 1));
+        REQUIRE_MSG(error == 0, "pthread_create: %s", strerror(error));
+    }
     pthread_t trim_thread;
     if (!strcmp(mode, "trim"))
         pthread_create(&trim_thread, NULL, trimmer, NULL);
@@ -207,10 +198,10 @@ int main(int argc, char **argv)
         long long cached = json_number(report, "cached_bytes");
         long cpus = sysconf(_SC_NPROCESSORS_CONF);
         printf("%d threads: %lld caches holding %lld bytes (%ld CPUs)\n", nthreads, caches, cached, cpus);
-        if (rseq && caches > cpus)
-            FAIL("%lld caches for %ld CPUs: caches must be bounded by CPUs, not threads", caches, cpus);
-        if (!rseq && caches < nthreads)
-            FAIL("per-thread front end reports %lld caches for %d live threads", caches, nthreads);
+        CHECK_MSG(!rseq || caches <= cpus,
+                  "%lld caches for %ld CPUs: caches must be bounded by CPUs, not threads", caches, cpus);
+        CHECK_MSG(rseq || caches >= nthreads,
+                  "per-thread front end reports %lld caches for %d live threads", caches, nthreads);
         atomic_store(&stop, true);
         pthread_barrier_wait(&bounded_barrier);
     } else {
@@ -224,8 +215,7 @@ int main(int argc, char **argv)
         void *trims;
         pthread_join(trim_thread, &trims);
         printf("trims during the run: %lu\n", (unsigned long)(uintptr_t)trims);
-        if (!trims)
-            FAIL("the trimming thread never completed a trim");
+        CHECK_MSG(trims, "the trimming thread never completed a trim");
     }
     for (int i = 0; i < EXCHANGE; i++)
         if (exchange[i])
@@ -236,13 +226,13 @@ int main(int argc, char **argv)
     long long aborts = json_number(report, "rseq_aborts") - aborts_before;
     printf("allocated %lu freed %lu, blocks out %lld -> %lld, rseq aborts %lld\n",
            atomic_load(&allocated), atomic_load(&freed), out_before, out_after, aborts);
-    if (atomic_load(&allocated) != atomic_load(&freed))
-        FAIL("allocated and freed differ");
-    if (out_after != out_before)
-        FAIL("blocks lost or invented: %lld outside their superblocks, %lld before", out_after, out_before);
-    if (rseq && !strcmp(mode, "stress") && nthreads > 2 * sysconf(_SC_NPROCESSORS_ONLN) && aborts <= 0)
-        FAIL("no critical section was ever restarted with %d threads", nthreads);
+    CHECK_MSG(atomic_load(&allocated) == atomic_load(&freed), "allocated and freed differ");
+    CHECK_MSG(out_after == out_before,
+              "blocks lost or invented: %lld outside their superblocks, %lld before", out_after,
+              out_before);
+    CHECK_MSG(!rseq || strcmp(mode, "stress") || nthreads <= 2 * sysconf(_SC_NPROCESSORS_ONLN) ||
+                  aborts > 0,
+              "no critical section was ever restarted with %d threads", nthreads);
     free(threads);
-    puts("ok");
-    return 0;
+    return check_status();
 }

@@ -2,7 +2,7 @@
  * deadlock, the child can allocate and free (including blocks inherited
  * from the parent), and the parent's heap stays intact.
  *
- * Usage: process_fork_load FORKS
+ * Usage: api_init_fork FORKS
  */
 #include "check.h"
 #include "pattern.h"
