@@ -2,6 +2,7 @@
  * and the errno contract for impossible sizes. */
 #include "check.h"
 #include "probe.h"
+#include "rng.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -109,11 +110,9 @@ static void test_calloc_after_mixed_large_frees(void)
 {
     enum { LIVE = 64 };
     unsigned char *live[LIVE] = {0};
-    uint64_t x = 88172645463325252u;
+    struct rng rng = rng_seeded(0);
     for (int n = 0; n < 4000; n++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        uint64_t x = rng_next(&rng);
         size_t i = x % LIVE;
         if (live[i]) {
             free(live[i]);
@@ -124,12 +123,11 @@ static void test_calloc_after_mixed_large_frees(void)
         if ((x >> 40) % 3 == 0) {
             live[i] = calloc(1, size);
             REQUIRE(live[i] != NULL);
-            if (!all_zero(live[i], size)) {
-                dprintf(2, "calloc(1, %zu) = %p after %d operations is dirty\n", size,
-                        (void *)live[i], n);
-                CHECK(!"calloc returned a dirty block");
+            bool zero = all_zero(live[i], size);
+            CHECK_MSG(zero, "calloc(1, %zu) = %p after %d operations is dirty", size,
+                      (void *)live[i], n);
+            if (!zero)
                 break;
-            }
         } else {
             live[i] = malloc(size);
             REQUIRE(live[i] != NULL);
@@ -207,11 +205,10 @@ static void test_no_overlap(void)
     }
     for (int i = 0; i < N; i++) {
         size_t size = 1 + (size_t)(i * 37) % 3000;
-        for (size_t k = 0; k < size; k++)
-            if (blocks[i][k] != (i & 0xFF)) {
-                CHECK(!"block overwritten by another block");
-                break;
-            }
+        size_t k = 0;
+        while (k < size && blocks[i][k] == (i & 0xFF))
+            k++;
+        CHECK_MSG(k == size, "block %d overwritten by another block at offset %zu", i, k);
         free(blocks[i]);
     }
 }

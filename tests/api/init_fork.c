@@ -126,15 +126,11 @@ int main(int argc, char **argv)
         if (pid == 0)
             child(inherited);
         int status = wait_child(pid);
-        if (status == -1) {
-            dprintf(2, "fork %d: child hung (killed)\n", f);
-            CHECK(!"child deadlocked");
-        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            dprintf(2, "fork %d: child status %#x (exit %d, signal %d)\n", f, status,
-                    WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                    WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-            CHECK(!"child failed");
-        }
+        CHECK_MSG(status != -1, "fork %d: child deadlocked (killed)", f);
+        CHECK_MSG(status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 0),
+                  "fork %d: child failed, status %#x (exit %d, signal %d)", f, status,
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     }
 
     atomic_store(&stop, true);

@@ -11,6 +11,7 @@
 #include "core/central.h"
 #include "core/sizeclass.h"
 #include "check.h"
+#include "rng.h"
 
 #define THREADS 8
 #define ROUNDS 20000
@@ -40,16 +41,15 @@ static void *worker(void *arg)
 {
     uintptr_t tag = (uintptr_t)arg;
     void *held[HELD_MAX];
-    unsigned seed = (unsigned)tag * 7919u;
+    struct rng rng = rng_seeded(tag);
     for (int r = 0; r < ROUNDS; r++) {
-        seed = seed * 1103515245u + 12345u;
-        unsigned cls = test_classes[(seed >> 8) % (sizeof test_classes / sizeof test_classes[0])];
+        unsigned cls = test_classes[rng_below(&rng, sizeof test_classes / sizeof test_classes[0])];
         unsigned batch = sc_info[cls].batch;
-        unsigned n = (seed >> 16) % 3 ? batch : 1 + (seed >> 20) % batch;
+        unsigned n = rng_below(&rng, 3) ? batch : 1 + (unsigned)rng_below(&rng, batch);
         unsigned got = central_alloc(cls, held, n);
         CHECK_MSG(got == n, "central_alloc gave %u of %u", got, n);
         take(tag, held, got);
-        if (got == batch && (seed >> 24) % 2) {
+        if (got == batch && rng_below(&rng, 2)) {
             give_back(tag, cls, held, batch);
         } else {
             for (unsigned i = 0; i < got; i++)

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "probe.h"
+#include "rng.h"
 
 #define COUNT 20000
 #define AGAIN 5000
@@ -29,9 +30,9 @@ int main(void)
     static uintptr_t blocks[COUNT];
     for (int i = 0; i < COUNT; i++)
         REQUIRE((blocks[i] = (uintptr_t)malloc(64)) != 0);
-    srand(7);
+    struct rng rng = rng_seeded(7);
     for (int i = COUNT - 1; i > 0; i--) { /* free in random order */
-        int j = rand() % (i + 1);
+        int j = (int)rng_below(&rng, (uint64_t)i + 1);
         uintptr_t t = blocks[i];
         blocks[i] = blocks[j];
         blocks[j] = t;

@@ -16,6 +16,7 @@
 #include "liveset.h"
 #include "pattern.h"
 #include "probe.h"
+#include "rng.h"
 
 #include <malloc.h>
 #include <pthread.h>
@@ -35,19 +36,10 @@ static struct liveset *live;
 static atomic_uint_fast64_t next_seed = 1;
 static unsigned ops_per_thread;
 
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *state = x;
-}
-
 /* Mostly small sizes, some large, a few up to 1 MiB. */
-static size_t random_size(uint64_t *rng)
+static size_t random_size(struct rng *rng)
 {
-    uint64_t r = next_random(rng);
+    uint64_t r = rng_next(rng);
     unsigned bits;
     if (r % 100 < 88)
         bits = 1 + (unsigned)(r >> 8) % 10; /* up to 1 KiB */
@@ -55,7 +47,7 @@ static size_t random_size(uint64_t *rng)
         bits = 11 + (unsigned)(r >> 8) % 6; /* up to 64 KiB */
     else
         bits = 17 + (unsigned)(r >> 8) % 4; /* up to 1 MiB */
-    return 1 + (size_t)(next_random(rng) % ((uint64_t)1 << bits));
+    return 1 + (size_t)rng_below(rng, (uint64_t)1 << bits);
 }
 
 /* Checks that a freshly obtained block is sane and not live elsewhere. */
@@ -68,10 +60,7 @@ static void claim(struct block *b)
         CHECK(probe_object_start(b->ptr + b->size - 1) == b->ptr);
         CHECK_EQ(probe_object_size(b->ptr), malloc_usable_size(b->ptr));
     }
-    if (!liveset_insert(live, b->ptr)) {
-        dprintf(2, "block %p handed out while still live\n", (void *)b->ptr);
-        CHECK(!"block handed out twice");
-    }
+    CHECK_MSG(liveset_insert(live, b->ptr), "block %p handed out while still live", (void *)b->ptr);
 }
 
 /* Gives a claimed block a fresh pattern of its own. */
@@ -81,23 +70,21 @@ static void fill(struct block *b)
     pattern_fill(b->ptr, b->size, b->seed);
 }
 
-static void new_block(struct block *b, uint64_t *rng)
+static void new_block(struct block *b, struct rng *rng)
 {
     b->size = random_size(rng);
-    uint64_t kind = next_random(rng) % 8;
+    uint64_t kind = rng_below(rng, 8);
     if (kind == 0) {
         b->ptr = calloc(1, b->size);
         claim(b);
-        for (size_t i = 0; i < b->size; i++)
-            if (b->ptr[i]) {
-                dprintf(2, "calloc(1, %zu) = %p: byte %zu is %#x\n", b->size, (void *)b->ptr,
-                        i, b->ptr[i]);
-                CHECK(!"calloc returned a dirty block");
-                break;
-            }
+        size_t i = 0;
+        while (i < b->size && !b->ptr[i])
+            i++;
+        CHECK_MSG(i == b->size, "calloc(1, %zu) = %p: byte %zu is %#x", b->size, (void *)b->ptr, i,
+                  b->ptr[i]);
     } else if (kind == 1) {
         void *p = NULL;
-        size_t align = (size_t)16 << (next_random(rng) % 9); /* 16 B .. 4 KiB */
+        size_t align = (size_t)16 << rng_below(rng, 9); /* 16 B .. 4 KiB */
         CHECK_EQ(posix_memalign(&p, align, b->size), 0);
         CHECK_EQ((uintptr_t)p % align, 0);
         b->ptr = p;
@@ -112,11 +99,8 @@ static void new_block(struct block *b, uint64_t *rng)
 static void verify(const struct block *b)
 {
     size_t bad = pattern_mismatch(b->ptr, b->size, b->seed);
-    if (bad != PATTERN_OK) {
-        dprintf(2, "block %p (size %zu) corrupted at offset %zu\n", (void *)b->ptr, b->size,
-                bad);
-        CHECK(!"block contents changed while it was live");
-    }
+    CHECK_MSG(bad == PATTERN_OK, "block %p (size %zu) changed at offset %zu while it was live",
+              (void *)b->ptr, b->size, bad);
 }
 
 static void release(struct block *b)
@@ -128,7 +112,7 @@ static void release(struct block *b)
 }
 
 /* Grows or shrinks a block: the kept prefix must survive the move. */
-static void resize(struct block *b, uint64_t *rng)
+static void resize(struct block *b, struct rng *rng)
 {
     verify(b);
     CHECK(liveset_remove(live, b->ptr));
@@ -136,8 +120,8 @@ static void resize(struct block *b, uint64_t *rng)
     unsigned char *p = realloc(b->ptr, size);
     REQUIRE(p != NULL);
     size_t keep = size < b->size ? size : b->size;
-    if (pattern_mismatch(p, keep, b->seed) != PATTERN_OK)
-        CHECK(!"realloc lost the block's contents");
+    size_t bad = pattern_mismatch(p, keep, b->seed);
+    CHECK_MSG(bad == PATTERN_OK, "realloc to %zu lost the block's contents at offset %zu", size, bad);
     b->ptr = p;
     b->size = size;
     claim(b);
@@ -160,7 +144,7 @@ static struct {
 
 static void *producer(void *arg)
 {
-    uint64_t rng = (uintptr_t)arg * 0x9E3779B97F4A7C15u + 1;
+    struct rng rng = rng_seeded((uintptr_t)arg);
     for (unsigned i = 0; i < ops_per_thread; i++) {
         struct block b;
         new_block(&b, &rng);
@@ -223,13 +207,13 @@ static pthread_mutex_t slot_locks[SLOT_LOCKS];
 
 static void *mixer(void *arg)
 {
-    uint64_t rng = (uintptr_t)arg * 0xD1B54A32D192ED03u + 7;
+    struct rng rng = rng_seeded(~(uintptr_t)arg); /* not the producers' sequences */
     for (unsigned i = 0; i < ops_per_thread; i++) {
-        size_t s = next_random(&rng) % SLOTS;
+        size_t s = rng_below(&rng, SLOTS);
         pthread_mutex_lock(&slot_locks[s % SLOT_LOCKS]);
         if (!slots[s].ptr)
             new_block(&slots[s], &rng);
-        else if (next_random(&rng) % 4 == 0)
+        else if (rng_below(&rng, 4) == 0)
             resize(&slots[s], &rng);
         else
             release(&slots[s]);

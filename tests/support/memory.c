@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "probe.h"
+#include "rng.h"
 
 size_t rss_bytes(void)
 {
@@ -88,13 +89,13 @@ static void keep(struct worker *w, void *p)
 static void *work(void *arg)
 {
     struct worker *w = arg;
-    unsigned seed = (unsigned)(uintptr_t)w;
+    struct rng rng = rng_seeded((uintptr_t)w);
     size_t small_bytes = w->large ? w->bytes / 2 : w->bytes, done = 0;
     if (!w->small)
         small_bytes = 0;
     while (done < w->bytes) {
-        size_t size = done < small_bytes ? 16 + (size_t)rand_r(&seed) % 1009
-                                         : ((size_t)64 << 10) + (size_t)rand_r(&seed) % (960 << 10);
+        size_t size = done < small_bytes ? 16 + rng_below(&rng, 1009)
+                                         : ((size_t)64 << 10) + rng_below(&rng, 960 << 10);
         char *p = malloc(size);
         REQUIRE(p != NULL);
         memset(p, 0x5a, size);

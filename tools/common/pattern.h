@@ -1,8 +1,9 @@
-/* Per-block fill patterns: every byte of a block depends on the block's
- * seed and the byte's offset, so a block written by two owners, or moved
- * without its contents, is detected on verification. */
-#ifndef COREALLOC_TEST_PATTERN_H
-#define COREALLOC_TEST_PATTERN_H
+/* Per-block fill patterns, for the tests and the trace replayer: every byte
+ * of a block depends on the block's seed and the byte's offset, so a block
+ * written by two owners, or moved without its contents, is detected on
+ * verification. */
+#ifndef COREALLOC_PATTERN_H
+#define COREALLOC_PATTERN_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,16 +1,14 @@
-/* Fill patterns (see pattern.h): 8-byte words from a mixing function of
- * (seed, word index); a partial last word uses its leading bytes. */
+/* Fill patterns (see pattern.h): 8-byte words hashed from (seed, word
+ * index); a partial last word uses its leading bytes. */
 #include "pattern.h"
 
 #include <string.h>
 
+#include "hash.h"
+
 static uint64_t pattern_word(uint64_t seed, uint64_t index)
 {
-    uint64_t x = seed * 0x9E3779B97F4A7C15u + index;
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9u;
-    x ^= x >> 29;
-    return x;
+    return hash64(seed * 0x9E3779B97F4A7C15u + index);
 }
 
 void pattern_fill(void *block, size_t size, uint64_t seed)
