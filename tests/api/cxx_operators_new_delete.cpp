@@ -98,22 +98,21 @@ void test_expressions()
 // Sizes no allocator can satisfy.
 volatile std::size_t impossible = SIZE_MAX - 4096;
 
+// Whether allocate() throws std::bad_alloc.
+template <typename Allocate> bool throws_bad_alloc(Allocate allocate)
+{
+    try {
+        escape(allocate());
+    } catch (const std::bad_alloc &) {
+        return true;
+    }
+    return false;
+}
+
 void test_failure()
 {
-    bool thrown = false;
-    try {
-        escape(::operator new(impossible));
-    } catch (const std::bad_alloc &) {
-        thrown = true;
-    }
-    CHECK(thrown);
-    thrown = false;
-    try {
-        escape(::operator new[](impossible, std::align_val_t{64}));
-    } catch (const std::bad_alloc &) {
-        thrown = true;
-    }
-    CHECK(thrown);
+    CHECK(throws_bad_alloc([] { return ::operator new(impossible); }));
+    CHECK(throws_bad_alloc([] { return ::operator new[](impossible, std::align_val_t{64}); }));
     CHECK(::operator new(impossible, std::nothrow) == nullptr);
     CHECK(::operator new[](impossible, std::nothrow) == nullptr);
     CHECK(::operator new(impossible, std::align_val_t{4096}, std::nothrow) == nullptr);
@@ -132,13 +131,7 @@ void handler_then_give_up()
 void test_new_handler()
 {
     std::set_new_handler(handler_then_give_up);
-    bool thrown = false;
-    try {
-        escape(::operator new(impossible));
-    } catch (const std::bad_alloc &) {
-        thrown = true;
-    }
-    CHECK(thrown);
+    CHECK(throws_bad_alloc([] { return ::operator new(impossible); }));
     CHECK_EQ(handler_calls, 3);
 
     handler_calls = 0;

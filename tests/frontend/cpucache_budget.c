@@ -16,8 +16,6 @@ static const size_t sizes[] = {64, 256, 1024, 2048, 4096, 8192, 16384};
 #define SIZES (sizeof sizes / sizeof sizes[0])
 #define PER_SIZE 512
 
-static void *blocks[SIZES][PER_SIZE];
-
 int main(int argc, char **argv)
 {
     if (!corealloc_active()) {
@@ -25,14 +23,8 @@ int main(int argc, char **argv)
         return 0;
     }
     size_t budget = (size_t)(argc > 1 ? atoi(argv[1]) : 128) << 10;
-    for (int round = 0; round < 4; round++) {
-        for (unsigned s = 0; s < SIZES; s++)
-            for (unsigned i = 0; i < PER_SIZE; i++)
-                REQUIRE((blocks[s][i] = malloc(sizes[s])) != NULL);
-        for (unsigned s = 0; s < SIZES; s++)
-            for (unsigned i = 0; i < PER_SIZE; i++)
-                free(blocks[s][i]);
-    }
+    for (int round = 0; round < 4; round++)
+        allocate_then_free(sizes, SIZES, PER_SIZE);
     /* A batch per class is there from the start: 64 KiB at most each for
      * these sizes. Two CPUs' caches at most, as the thread may move. */
     long long cached = stats_number("cached_bytes");

@@ -19,18 +19,12 @@ static pthread_barrier_t started, filled, measured;
 static void *work(void *arg)
 {
     (void)arg;
-    void *blocks[SIZES][PER_SIZE];
     /* Every thread has its cache before any fills one: a cache's share is
      * set by the caches alive when it fills (one filled earlier keeps its
      * contents until its thread next overflows it or exits). */
     free(malloc(16));
     pthread_barrier_wait(&started);
-    for (unsigned s = 0; s < SIZES; s++)
-        for (unsigned i = 0; i < PER_SIZE; i++)
-            REQUIRE((blocks[s][i] = malloc(sizes[s])) != NULL);
-    for (unsigned s = 0; s < SIZES; s++)
-        for (unsigned i = 0; i < PER_SIZE; i++)
-            free(blocks[s][i]);
+    allocate_then_free(sizes, SIZES, PER_SIZE);
     pthread_barrier_wait(&filled);
     pthread_barrier_wait(&measured); /* stay alive, cache and all */
     return NULL;

@@ -6,13 +6,13 @@
  * Usage: frontend_threadcache_churn THREADS_TOTAL CONCURRENT
  */
 #include "check.h"
+#include "memory.h"
 #include "pattern.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #define BLOCKS_PER_THREAD 96
 
@@ -24,16 +24,6 @@ static struct {
     uint64_t seed;
     size_t size;
 } handoff = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
-
-static size_t resident_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    REQUIRE(f != NULL);
-    unsigned long size = 0, resident = 0;
-    REQUIRE(fscanf(f, "%lu %lu", &size, &resident) == 2);
-    fclose(f);
-    return resident * (size_t)sysconf(_SC_PAGESIZE);
-}
 
 static void *worker(void *arg)
 {
@@ -89,9 +79,9 @@ int main(int argc, char **argv)
 
     unsigned warmup = 100;
     run_threads(0, warmup, concurrent);
-    size_t rss_before = resident_bytes();
+    size_t rss_before = rss_bytes();
     run_threads(warmup, total - warmup, concurrent);
-    size_t rss_after = resident_bytes();
+    size_t rss_after = rss_bytes();
     free(handoff.ptr);
 
     size_t growth = rss_after > rss_before ? rss_after - rss_before : 0;

@@ -109,6 +109,17 @@ static void *work(void *arg)
     return NULL;
 }
 
+void allocate_then_free(const size_t *sizes, unsigned count, unsigned per_size)
+{
+    void *blocks[count][per_size]; /* on the stack: no allocation of our own */
+    for (unsigned s = 0; s < count; s++)
+        for (unsigned i = 0; i < per_size; i++)
+            REQUIRE((blocks[s][i] = malloc(sizes[s])) != NULL);
+    for (unsigned s = 0; s < count; s++)
+        for (unsigned i = 0; i < per_size; i++)
+            free(blocks[s][i]);
+}
+
 size_t churn_through(size_t total, unsigned threads, bool small, bool large)
 {
     struct worker *workers = calloc(threads, sizeof *workers);

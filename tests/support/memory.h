@@ -27,4 +27,8 @@ size_t wait_rss_at_most(size_t limit, unsigned timeout_ms);
  * resident set size measured while everything was allocated. */
 size_t churn_through(size_t total, unsigned threads, bool small, bool large);
 
+/* Allocates per_size blocks of each of the count sizes, all live at once,
+ * then frees them all: what caches keep of them is the front end's choice. */
+void allocate_then_free(const size_t *sizes, unsigned count, unsigned per_size);
+
 #endif
