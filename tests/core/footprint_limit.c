@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "fake_cgroup.h"
 #include "memory.h"
 #include "probe.h"
 
@@ -77,56 +77,22 @@ static void check_limit(size_t limit)
     CHECK_EQ(stats_number("limit_bytes"), limit);
 }
 
-/* The process's cgroup v2 path ("0::<path>"), or NULL without one. */
-static const char *own_cgroup(char *buf, size_t size)
-{
-    FILE *f = fopen("/proc/self/cgroup", "r");
-    if (!f)
-        return NULL;
-    const char *found = NULL;
-    while (fgets(buf, (int)size, f))
-        if (!strncmp(buf, "0::", 3)) {
-            buf[strcspn(buf, "\n")] = '\0';
-            found = buf + 3;
-            break;
-        }
-    fclose(f);
-    return found;
-}
-
-static void make_dirs(char *path)
-{
-    for (char *p = path + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(path, 0700);
-            *p = '/';
-        }
-    mkdir(path, 0700);
-}
-
 static int run_in_fake_cgroup(const char *self, unsigned mib)
 {
-    char line[512], root[] = "/tmp/corealloc-cgroup.XXXXXX", dir[1024], file[1100];
-    const char *cgroup = own_cgroup(line, sizeof line);
-    if (!cgroup) {
+    char cgroup[PATH_MAX], root[] = "/tmp/corealloc-cgroup.XXXXXX", leaf[PATH_MAX], max[32];
+    if (!cgroup_own_path(cgroup, sizeof cgroup)) {
         puts("no cgroup v2 path in /proc/self/cgroup: skipped");
         return 77;
     }
     REQUIRE(mkdtemp(root) != NULL);
-    snprintf(dir, sizeof dir, "%s%s", root, cgroup);
-    make_dirs(dir);
-    snprintf(file, sizeof file, "%s/memory.max", dir);
-    FILE *f = fopen(file, "w");
-    REQUIRE(f != NULL);
-    fprintf(f, "%zu\n", (size_t)mib * MIB);
-    fclose(f);
+    cgroup_make_dirs(root, cgroup, leaf);
+    snprintf(max, sizeof max, "%zu\n", (size_t)mib * MIB);
+    cgroup_write_file(leaf, "memory.max", max);
     char command[4096];
     snprintf(command, sizeof command,
              "COREALLOC_CGROUP_ROOT='%s' COREALLOC_CGROUP_LIMIT=1 '%s' from-cgroup %u", root, self, mib);
     int rc = system(command);
-    snprintf(command, sizeof command, "rm -rf '%s'", root);
-    CHECK(system(command) == 0);
+    cgroup_remove_tree(root);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
 }
 

@@ -7,9 +7,9 @@
  * overlong line. */
 #include "platform/container.h"
 #include "check.h"
+#include "fake_cgroup.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -46,71 +46,6 @@ static struct container_limits read_limits(const char *cgroup_root)
     return l;
 }
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    REQUIRE_MSG(f, "create %s: %s", path, strerror(errno));
-    fputs(text, f);
-    REQUIRE_MSG(fclose(f) == 0, "write %s", path);
-}
-
-static void remove_file(const char *dir, const char *name)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    REQUIRE_MSG(unlink(path) == 0 || errno == ENOENT, "unlink %s: %s", path, strerror(errno));
-}
-
-/* Creates root + cgroup_path one directory at a time; leaf gets its path. */
-static void make_dirs(const char *root, const char *cgroup_path, char leaf[PATH_MAX])
-{
-    int len = snprintf(leaf, PATH_MAX, "%s%s", root, cgroup_path);
-    REQUIRE_MSG(len < PATH_MAX, "path too long");
-    while (len > 0 && leaf[len - 1] == '/')
-        leaf[--len] = '\0';
-    for (char *p = leaf + strlen(root) + 1; p <= leaf + len; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char saved = *p;
-        *p = '\0';
-        REQUIRE_MSG(mkdir(leaf, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", leaf, strerror(errno));
-        *p = saved;
-    }
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st, (void)type, (void)ftw;
-    remove(path);
-    return 0;
-}
-
-/* FTW_MOUNT: never step into a mount, should one be left over. */
-static void remove_tree(const char *root)
-{
-    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-}
-
-/* This process's cgroup v2 path (the "0::<path>" line); false without one. */
-static bool real_cgroup_path(char *path, size_t size)
-{
-    FILE *f = fopen("/proc/self/cgroup", "r");
-    REQUIRE_MSG(f, "open /proc/self/cgroup: %s", strerror(errno));
-    char line[4096];
-    bool found = false;
-    while (!found && fgets(line, sizeof line, f)) {
-        if (strncmp(line, "0::", 3) == 0) {
-            line[strcspn(line, "\n")] = '\0';
-            snprintf(path, size, "%s", line + 3);
-            found = true;
-        }
-    }
-    fclose(f);
-    return found;
-}
-
 static void check_limits(struct container_limits l, int version, size_t max, size_t high,
                          unsigned quota, const char *what)
 {
@@ -126,49 +61,49 @@ static void check_limits(struct container_limits l, int version, size_t max, siz
 static void check_v2_tree(const char *tree, const char *cgroup_path, const char *cgroup_root)
 {
     char leaf[PATH_MAX], parent[PATH_MAX];
-    make_dirs(tree, cgroup_path, leaf);
+    cgroup_make_dirs(tree, cgroup_path, leaf);
     bool has_parent = strlen(leaf) > strlen(tree);
     snprintf(parent, sizeof parent, "%s", leaf);
     if (has_parent)
         *strrchr(parent, '/') = '\0';
 
     check_limits(read_limits(cgroup_root), 2, 0, 0, 0, "missing files");
-    write_file(leaf, "memory.max", "max\n");
-    write_file(leaf, "memory.high", "max\n");
-    write_file(leaf, "cpu.max", "max 100000\n");
+    cgroup_write_file(leaf, "memory.max", "max\n");
+    cgroup_write_file(leaf, "memory.high", "max\n");
+    cgroup_write_file(leaf, "cpu.max", "max 100000\n");
     check_limits(read_limits(cgroup_root), 2, 0, 0, 0, "max everywhere");
-    write_file(leaf, "memory.max", "104857600\n");
-    write_file(leaf, "memory.high", "52428800\n");
-    write_file(leaf, "cpu.max", "150000 100000\n");
+    cgroup_write_file(leaf, "memory.max", "104857600\n");
+    cgroup_write_file(leaf, "memory.high", "52428800\n");
+    cgroup_write_file(leaf, "cpu.max", "150000 100000\n");
     check_limits(read_limits(cgroup_root), 2, 100 * MiB, 50 * MiB, 2, "leaf limits");
-    write_file(leaf, "cpu.max", "100000 100000\n");
+    cgroup_write_file(leaf, "cpu.max", "100000 100000\n");
     check_limits(read_limits(cgroup_root), 2, 100 * MiB, 50 * MiB, 1, "exactly one CPU");
 
     if (has_parent) {
-        write_file(parent, "memory.max", "209715200\n");
-        write_file(parent, "cpu.max", "250000 100000\n");
+        cgroup_write_file(parent, "memory.max", "209715200\n");
+        cgroup_write_file(parent, "cpu.max", "250000 100000\n");
         check_limits(read_limits(cgroup_root), 2, 100 * MiB, 50 * MiB, 1, "leaf below parent");
-        write_file(parent, "memory.max", "31457280\n");
-        write_file(parent, "memory.high", "10485760\n");
-        write_file(parent, "cpu.max", "50000 100000\n");
-        write_file(leaf, "cpu.max", "150000 100000\n");
+        cgroup_write_file(parent, "memory.max", "31457280\n");
+        cgroup_write_file(parent, "memory.high", "10485760\n");
+        cgroup_write_file(parent, "cpu.max", "50000 100000\n");
+        cgroup_write_file(leaf, "cpu.max", "150000 100000\n");
         check_limits(read_limits(cgroup_root), 2, 30 * MiB, 10 * MiB, 1, "parent below leaf");
-        write_file(leaf, "memory.max", "max\n");
-        write_file(leaf, "cpu.max", "max 100000\n");
-        write_file(parent, "cpu.max", "250000 100000\n");
+        cgroup_write_file(leaf, "memory.max", "max\n");
+        cgroup_write_file(leaf, "cpu.max", "max 100000\n");
+        cgroup_write_file(parent, "cpu.max", "250000 100000\n");
         check_limits(read_limits(cgroup_root), 2, 30 * MiB, 10 * MiB, 3, "parent under unlimited leaf");
-        write_file(tree, "memory.max", "20971520\n"); /* the mount point counts too */
+        cgroup_write_file(tree, "memory.max", "20971520\n"); /* the mount point counts too */
         check_limits(read_limits(cgroup_root), 2, 20 * MiB, 10 * MiB, 3, "limit at the mount point");
-        remove_file(tree, "memory.max");
-        remove_file(parent, "memory.max");
-        remove_file(parent, "memory.high");
-        remove_file(parent, "cpu.max");
+        cgroup_remove_file(tree, "memory.max");
+        cgroup_remove_file(parent, "memory.max");
+        cgroup_remove_file(parent, "memory.high");
+        cgroup_remove_file(parent, "cpu.max");
     } else {
         printf("  cgroup %s is the root: no ancestor checks on this tree\n", cgroup_path);
     }
-    remove_file(leaf, "memory.max");
-    remove_file(leaf, "memory.high");
-    remove_file(leaf, "cpu.max");
+    cgroup_remove_file(leaf, "memory.max");
+    cgroup_remove_file(leaf, "memory.high");
+    cgroup_remove_file(leaf, "cpu.max");
     check_limits(read_limits(cgroup_root), 2, 0, 0, 0, "files removed");
 }
 
@@ -274,35 +209,35 @@ static bool fake_v1_hierarchy(const struct cgroup_mounts *m, const char *control
 static void check_v1_trees(const char *memory_tree, const char *cpu_tree, const char *cgroup_path)
 {
     char memory_leaf[PATH_MAX], memory_parent[PATH_MAX], cpu_leaf[PATH_MAX], cpu_parent[PATH_MAX];
-    make_dirs(memory_tree, cgroup_path, memory_leaf);
+    cgroup_make_dirs(memory_tree, cgroup_path, memory_leaf);
     snprintf(memory_parent, sizeof memory_parent, "%s", memory_leaf);
     *strrchr(memory_parent, '/') = '\0';
-    write_file(memory_leaf, "memory.limit_in_bytes", "9223372036854771712\n");
-    write_file(memory_parent, "memory.limit_in_bytes", "67108864\n");
+    cgroup_write_file(memory_leaf, "memory.limit_in_bytes", "9223372036854771712\n");
+    cgroup_write_file(memory_parent, "memory.limit_in_bytes", "67108864\n");
     unsigned quota = 0;
     if (cpu_tree) {
-        make_dirs(cpu_tree, cgroup_path, cpu_leaf);
+        cgroup_make_dirs(cpu_tree, cgroup_path, cpu_leaf);
         snprintf(cpu_parent, sizeof cpu_parent, "%s", cpu_leaf);
         *strrchr(cpu_parent, '/') = '\0';
-        write_file(cpu_leaf, "cpu.cfs_quota_us", "-1\n");
-        write_file(cpu_leaf, "cpu.cfs_period_us", "100000\n");
-        write_file(cpu_parent, "cpu.cfs_quota_us", "250000\n");
-        write_file(cpu_parent, "cpu.cfs_period_us", "100000\n");
+        cgroup_write_file(cpu_leaf, "cpu.cfs_quota_us", "-1\n");
+        cgroup_write_file(cpu_leaf, "cpu.cfs_period_us", "100000\n");
+        cgroup_write_file(cpu_parent, "cpu.cfs_quota_us", "250000\n");
+        cgroup_write_file(cpu_parent, "cpu.cfs_period_us", "100000\n");
         quota = 3;
     }
     check_limits(read_limits(NULL), 1, 64 * MiB, 0, quota, "v1 parent limit");
-    write_file(memory_leaf, "memory.limit_in_bytes", "1048576\n");
+    cgroup_write_file(memory_leaf, "memory.limit_in_bytes", "1048576\n");
     check_limits(read_limits(NULL), 1, 1 * MiB, 0, quota, "v1 leaf limit");
-    write_file(memory_leaf, "memory.limit_in_bytes", "4611686018427387904\n");
-    write_file(memory_parent, "memory.limit_in_bytes", "9223372036854771712\n");
+    cgroup_write_file(memory_leaf, "memory.limit_in_bytes", "4611686018427387904\n");
+    cgroup_write_file(memory_parent, "memory.limit_in_bytes", "9223372036854771712\n");
     check_limits(read_limits(NULL), 1, 0, 0, quota, "v1 unlimited");
-    remove_file(memory_leaf, "memory.limit_in_bytes");
-    remove_file(memory_parent, "memory.limit_in_bytes");
+    cgroup_remove_file(memory_leaf, "memory.limit_in_bytes");
+    cgroup_remove_file(memory_parent, "memory.limit_in_bytes");
     if (cpu_tree) {
-        remove_file(cpu_leaf, "cpu.cfs_quota_us");
-        remove_file(cpu_leaf, "cpu.cfs_period_us");
-        remove_file(cpu_parent, "cpu.cfs_quota_us");
-        remove_file(cpu_parent, "cpu.cfs_period_us");
+        cgroup_remove_file(cpu_leaf, "cpu.cfs_quota_us");
+        cgroup_remove_file(cpu_leaf, "cpu.cfs_period_us");
+        cgroup_remove_file(cpu_parent, "cpu.cfs_quota_us");
+        cgroup_remove_file(cpu_parent, "cpu.cfs_period_us");
     }
 }
 
@@ -345,7 +280,7 @@ static int check_in_mount_namespace(const char *scratch)
     if (mount(fake_cgroup, proc_cgroup, NULL, MS_BIND, NULL) != 0)
         return SKIPPED;
     char path[PATH_MAX];
-    REQUIRE_MSG(real_cgroup_path(path, sizeof path) && strcmp(path, cgroup_path) == 0, "fake cgroup file");
+    REQUIRE_MSG(cgroup_own_path(path, sizeof path) && strcmp(path, cgroup_path) == 0, "fake cgroup file");
 
     /* Bind the real v1 memory and cpu hierarchies elsewhere, then detach
      * every original cgroup mount so that ours are the only ones. */
@@ -395,11 +330,11 @@ int main(void)
     check_limits(read_limits("/nonexistent/corealloc-cgroup"), 0, 0, 0, 0, "missing root");
 
     char cgroup_path[PATH_MAX];
-    if (real_cgroup_path(cgroup_path, sizeof cgroup_path)) {
+    if (cgroup_own_path(cgroup_path, sizeof cgroup_path)) {
         char tree[] = "/tmp/ca cg.XXXXXX"; /* a space: the root is used as given */
         REQUIRE_MSG(mkdtemp(tree), "mkdtemp: %s", strerror(errno));
         check_v2_tree(tree, cgroup_path, tree);
-        remove_tree(tree);
+        cgroup_remove_tree(tree);
         printf("fake v2 tree at the real cgroup path %s ok\n", cgroup_path);
     } else {
         printf("no 0:: line in /proc/self/cgroup: fake v2 tree not checked\n");
@@ -421,7 +356,7 @@ int main(void)
     }
     int status;
     REQUIRE_MSG(waitpid(child, &status, 0) == child, "waitpid: %s", strerror(errno));
-    remove_tree(scratch);
+    cgroup_remove_tree(scratch);
     CHECK_MSG(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == SKIPPED),
           "mount namespace checks failed (status %#x)", status);
     if (WEXITSTATUS(status) == SKIPPED)
