@@ -1,6 +1,7 @@
 /* malloc, calloc, free, cfree, reallocarray: results, alignment, zeroing,
  * and the errno contract for impossible sizes. */
 #include "check.h"
+#include "pattern.h"
 #include "probe.h"
 #include "rng.h"
 
@@ -61,14 +62,6 @@ static void test_free_null(void)
     cfree(p);
 }
 
-static int all_zero(const unsigned char *p, size_t size)
-{
-    for (size_t i = 0; i < size; i++)
-        if (p[i])
-            return 0;
-    return 1;
-}
-
 /* calloc must zero blocks that earlier owners dirtied, at every size. */
 static void test_calloc_zeroes_reused_blocks(void)
 {
@@ -89,14 +82,14 @@ static void test_calloc_zeroes_reused_blocks(void)
             for (int i = 0; i < blocks; i++) {
                 dirty[i] = calloc(1, sizes[s]);
                 REQUIRE(dirty[i] != NULL);
-                CHECK(all_zero(dirty[i], sizes[s]));
+                CHECK(block_filled_with(dirty[i], sizes[s], 0));
             }
             for (int i = 0; i < blocks; i++)
                 free(dirty[i]);
         }
         unsigned char *p = calloc(sizes[s], 1);
         REQUIRE(p != NULL);
-        CHECK(all_zero(p, sizes[s]));
+        CHECK(block_filled_with(p, sizes[s], 0));
         free(p);
     }
     void *z = calloc(0, 0);
@@ -123,7 +116,7 @@ static void test_calloc_after_mixed_large_frees(void)
         if ((x >> 40) % 3 == 0) {
             live[i] = calloc(1, size);
             REQUIRE(live[i] != NULL);
-            bool zero = all_zero(live[i], size);
+            bool zero = block_filled_with(live[i], size, 0);
             CHECK_MSG(zero, "calloc(1, %zu) = %p after %d operations is dirty", size,
                       (void *)live[i], n);
             if (!zero)

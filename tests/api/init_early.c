@@ -3,6 +3,7 @@
  * corealloc's, and can be reallocated and freed. */
 #include "check.h"
 #include "init_early_lib.h"
+#include "pattern.h"
 #include "probe.h"
 
 #include <stdlib.h>
@@ -21,15 +22,6 @@ __attribute__((constructor(101))) static void exe_init(void)
     }
 }
 
-static int filled_with(const void *p, int value, size_t size)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < size; i++)
-        if (b[i] != (unsigned char)value)
-            return 0;
-    return 1;
-}
-
 static void check_owned(void *p)
 {
     REQUIRE(p != NULL);
@@ -42,10 +34,10 @@ int main(void)
     struct early_blocks *lib = early_lib_blocks();
     for (size_t i = 0; i < EARLY_BLOCKS; i++) {
         check_owned(lib->ptr[i]);
-        CHECK(filled_with(lib->ptr[i], (int)i, lib->size[i]));
+        CHECK(block_filled_with(lib->ptr[i], lib->size[i], (unsigned char)i));
         lib->ptr[i] = realloc(lib->ptr[i], lib->size[i] * 2 + 1);
         REQUIRE(lib->ptr[i] != NULL);
-        CHECK(filled_with(lib->ptr[i], (int)i, lib->size[i]));
+        CHECK(block_filled_with(lib->ptr[i], lib->size[i], (unsigned char)i));
         free(lib->ptr[i]);
     }
     check_owned(lib->dup);
@@ -53,7 +45,7 @@ int main(void)
     free(lib->dup);
     for (size_t i = 0; i < EXE_BLOCKS; i++) {
         check_owned(exe_blocks[i]);
-        CHECK(filled_with(exe_blocks[i], 0x77, 16 * i + 1));
+        CHECK(block_filled_with(exe_blocks[i], 16 * i + 1, 0x77));
         free(exe_blocks[i]);
     }
     return check_status();

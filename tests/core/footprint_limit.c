@@ -15,19 +15,13 @@
 #include "check.h"
 #include "fake_cgroup.h"
 #include "memory.h"
+#include "pattern.h"
 #include "probe.h"
 
 #define BLOCK (1 * MIB)
 #define MAX_BLOCKS 4096
 
 static void fill(unsigned char *p, size_t n, unsigned char v) { memset(p, v, n); }
-static bool holds(const unsigned char *p, size_t n, unsigned char v)
-{
-    for (size_t i = 0; i < n; i += 512)
-        if (p[i] != v)
-            return false;
-    return p[n - 1] == v;
-}
 
 static void check_limit(size_t limit)
 {
@@ -57,7 +51,7 @@ static void check_limit(size_t limit)
     errno = 0;
     CHECK(realloc(blocks[0], 64 * BLOCK) == NULL && errno == ENOMEM);
     for (unsigned i = 0; i < n; i++)
-        CHECK(holds(blocks[i], BLOCK, (unsigned char)i));
+        CHECK(block_filled_with(blocks[i], BLOCK, (unsigned char)i));
     while (small) {
         next = *(void **)small;
         free(small);

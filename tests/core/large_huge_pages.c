@@ -15,28 +15,6 @@
 #include "memory.h"
 #include "probe.h"
 
-/* "hg", "nh" or "" for the mapping holding addr. */
-static const char *huge_page_flag(const void *addr)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    REQUIRE(f != NULL);
-    static char flag[3];
-    char line[512];
-    bool inside = false;
-    flag[0] = '\0';
-    while (fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-            inside = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-        } else if (inside && !strncmp(line, "VmFlags:", 8)) {
-            strcpy(flag, strstr(line, " hg") ? "hg" : strstr(line, " nh") ? "nh" : "");
-            break;
-        }
-    }
-    fclose(f);
-    return flag;
-}
-
 int main(int argc, char **argv)
 {
     if (!corealloc_active()) {

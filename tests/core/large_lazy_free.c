@@ -9,18 +9,11 @@
 
 #include "check.h"
 #include "memory.h"
+#include "pattern.h"
 #include "probe.h"
 
 #define BLOCKS 64
 #define BLOCK (1 * MIB)
-
-static bool all_zero(const unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i])
-            return false;
-    return true;
-}
 
 int main(void)
 {
@@ -47,7 +40,7 @@ int main(void)
     for (int i = 0; i < BLOCKS; i++) {
         blocks[i] = calloc(1, BLOCK);
         REQUIRE(blocks[i] != NULL);
-        CHECK(all_zero(blocks[i], BLOCK));
+        CHECK(block_filled_with(blocks[i], BLOCK, 0));
     }
     CHECK(stats_number("lazy_bytes") < lazy);
     for (int i = 0; i < BLOCKS; i++)

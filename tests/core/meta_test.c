@@ -9,27 +9,19 @@
 #include <string.h>
 
 #include "check.h"
+#include "pattern.h"
 #include "core/meta.h"
 
 #define MIB ((size_t)1 << 20)
 #define THREADS 4
 #define ROUNDS 2000
 
-static bool zeroed(const void *p, size_t size)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < size; i++)
-        if (b[i])
-            return false;
-    return true;
-}
-
 static void *checked_alloc(size_t size)
 {
     unsigned char *p = meta_alloc(size);
     REQUIRE_MSG(p != NULL, "meta_alloc(%zu)", size);
     CHECK_MSG((uintptr_t)p % 64 == 0, "meta_alloc(%zu) = %p is not 64-byte aligned", size, (void *)p);
-    CHECK_MSG(zeroed(p, size), "meta_alloc(%zu) = %p is not zeroed", size, (void *)p);
+    CHECK_MSG(block_filled_with(p, size, 0), "meta_alloc(%zu) = %p is not zeroed", size, (void *)p);
     memset(p, 0xee, size); /* dirty, so reuse must zero it again */
     return p;
 }
@@ -70,7 +62,7 @@ static void *churn(void *arg)
         }
         held[slot] = meta_alloc(size);
         REQUIRE(held[slot] != NULL);
-        CHECK_MSG(zeroed(held[slot], size), "block %p not zeroed", (void *)held[slot]);
+        CHECK_MSG(block_filled_with(held[slot], size, 0), "block %p not zeroed", (void *)held[slot]);
         for (size_t i = 0; i < words; i++)
             held[slot][i] = id;
     }

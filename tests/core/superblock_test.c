@@ -12,6 +12,7 @@
 
 #include "api/init.h"
 #include "check.h"
+#include "pattern.h"
 #include "core/footprint.h"
 #include "core/superblock.h"
 #include "platform/options.h"
@@ -28,15 +29,6 @@ static size_t resident(void)
     struct footprint_stats st;
     footprint_stats(&st);
     return st.resident;
-}
-
-static bool zeroed(const void *p, size_t size)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < size; i++)
-        if (b[i])
-            return false;
-    return true;
 }
 
 /* A superblock of cls with every block taken, lowest addresses first. */
@@ -91,7 +83,7 @@ static void test_holes(struct superblock *sb)
     CHECK_EQ(sb_purge_holes(sb), 4 * OS_PAGE_SIZE);
     CHECK_EQ(sb->holes, (uint64_t)0xf << 2);
     CHECK_EQ(resident(), before - 4 * OS_PAGE_SIZE);
-    CHECK_MSG(zeroed(block[2 * PER_PAGE], 4 * OS_PAGE_SIZE), "purged pages must read as zero");
+    CHECK_MSG(block_filled_with(block[2 * PER_PAGE], 4 * OS_PAGE_SIZE, 0), "purged pages must read as zero");
     CHECK_EQ(sb_purge_holes(sb), 0); /* nothing new */
     /* Taking a block from a hole brings its page back. */
     void *p;

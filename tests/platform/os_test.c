@@ -13,23 +13,14 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "memory.h"
+#include "pattern.h"
 #include "platform/os.h"
 
 #define KIB ((size_t)1 << 10)
-#define MIB ((size_t)1 << 20)
 #define ERRNO_MARK 4242 /* no call may change errno */
 
 static bool under_emulator;
-
-/* Whether every byte of [p, p + size) reads as value. */
-static bool filled_with(const void *p, size_t size, unsigned char value)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < size; i++)
-        if (b[i] != value)
-            return false;
-    return true;
-}
 
 /* Whether the process may read p: write(2) from an inaccessible address
  * fails with EFAULT instead of faulting the caller. Keeps errno. */
@@ -64,9 +55,9 @@ static void test_map(void)
     unsigned char *p = os_map(MIB, 0);
     REQUIRE(p != NULL);
     CHECK_EQ((uintptr_t)p % OS_PAGE_SIZE, 0);
-    CHECK(filled_with(p, MIB, 0));
+    CHECK(block_filled_with(p, MIB, 0));
     memset(p, 0x5a, MIB);
-    CHECK(filled_with(p, MIB, 0x5a));
+    CHECK(block_filled_with(p, MIB, 0x5a));
     /* With a hint: exactly there when free, NULL when taken. */
     uintptr_t hint = (uintptr_t)p;
     os_unmap(p, MIB);
@@ -97,7 +88,7 @@ static void test_reserve_and_commit(void)
     CHECK(!readable(r + 4 * MIB - 1));
     CHECK(os_commit(r + MIB, 64 * KIB));
     CHECK(readable(r + MIB));
-    CHECK(filled_with(r + MIB, 64 * KIB, 0));
+    CHECK(block_filled_with(r + MIB, 64 * KIB, 0));
     memset(r + MIB, 7, 64 * KIB);
     CHECK(!readable(r + MIB - 1));          /* just before the committed range */
     CHECK(!readable(r + MIB + 64 * KIB)); /* just after it */
@@ -120,17 +111,17 @@ static void test_purge(void)
     CHECK(os_purge(p, size / 2, OS_PURGE_DONTNEED));
     CHECK_EQ(errno, ERRNO_MARK);
     CHECK_EQ(resident_pages(p, size / 2), 0);
-    CHECK(filled_with(p, size / 2, 0));
-    CHECK(filled_with(p + size / 2, size / 2, 0xab)); /* the rest untouched */
+    CHECK(block_filled_with(p, size / 2, 0));
+    CHECK(block_filled_with(p + size / 2, size / 2, 0xab)); /* the rest untouched */
     /* Lazily freed pages keep their contents until the kernel takes them,
      * then read as zero; either way a page is whole, and writable again. */
     CHECK(os_purge(p + size / 2, size / 2, OS_PURGE_FREE));
     for (size_t page = size / 2; page < size; page += os_page_size())
-        CHECK_MSG(filled_with(p + page, os_page_size(), 0xab) ||
-                      filled_with(p + page, os_page_size(), 0),
+        CHECK_MSG(block_filled_with(p + page, os_page_size(), 0xab) ||
+                      block_filled_with(p + page, os_page_size(), 0),
                   "page at offset %zu after MADV_FREE", page);
     memset(p + size / 2, 1, size / 2);
-    CHECK(filled_with(p + size / 2, size / 2, 1));
+    CHECK(block_filled_with(p + size / 2, size / 2, 1));
     os_unmap(p, size);
 }
 
@@ -155,7 +146,7 @@ static void test_move_pages(void)
     for (size_t i = 0; i < size; i++)
         same &= to[i] == (unsigned char)(i * 7 + 1);
     CHECK_MSG(same, "the moved pages lost their contents");
-    CHECK_MSG(filled_with(from, size, 0), "the source of a move must read as zero");
+    CHECK_MSG(block_filled_with(from, size, 0), "the source of a move must read as zero");
     os_unmap(area, 2 * size);
 }
 
@@ -272,26 +263,6 @@ static void test_valgrind_detection(void)
         setenv("LD_PRELOAD", preload, 1);
     else
         unsetenv("LD_PRELOAD");
-}
-
-/* "hg" (MADV_HUGEPAGE), "nh" (MADV_NOHUGEPAGE) or "" for the mapping at p. */
-static const char *huge_page_flag(const void *p)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    REQUIRE(f != NULL);
-    static char flag[3];
-    char line[512];
-    bool inside = false;
-    flag[0] = '\0';
-    while (fgets(line, sizeof line, f)) {
-        unsigned long start, end;
-        if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
-            inside = (uintptr_t)p >= start && (uintptr_t)p < end;
-        else if (inside && !strncmp(line, "VmFlags:", 8))
-            snprintf(flag, sizeof flag, "%s", strstr(line, " hg") ? "hg" : strstr(line, " nh") ? "nh" : "");
-    }
-    fclose(f);
-    return flag;
 }
 
 static void test_huge_page_advice(void)

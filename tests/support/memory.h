@@ -11,6 +11,10 @@
 
 /* Resident set size of this process, in bytes. */
 size_t rss_bytes(void);
+/* The transparent huge page advice of the mapping holding addr, from the
+ * VmFlags of /proc/self/smaps: "hg" (MADV_HUGEPAGE), "nh" (MADV_NOHUGEPAGE)
+ * or "". */
+const char *huge_page_flag(const void *addr);
 /* A number from corealloc_stats_snprint's JSON ("key":value); stops the
  * program with a failure when corealloc is not loaded or the key is absent.
  * Booleans read as 0 and 1. */

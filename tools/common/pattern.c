@@ -1,5 +1,5 @@
-/* Fill patterns (see pattern.h): 8-byte words hashed from (seed, word
- * index); a partial last word uses its leading bytes. */
+/* Block contents (see pattern.h). Patterns are 8-byte words hashed from
+ * (seed, word index); a partial last word uses its leading bytes. */
 #include "pattern.h"
 
 #include <string.h>
@@ -39,4 +39,13 @@ size_t pattern_mismatch(const void *block, size_t size, uint64_t seed)
         if (p[8 * words + k] != ((const unsigned char *)&last)[k])
             return 8 * words + k;
     return PATTERN_OK;
+}
+
+bool block_filled_with(const void *block, size_t size, unsigned char value)
+{
+    const unsigned char *p = block;
+    for (size_t i = 0; i < size; i++)
+        if (p[i] != value)
+            return false;
+    return true;
 }

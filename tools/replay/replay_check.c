@@ -5,16 +5,6 @@
 #include "../common/rng.h"
 #include "arena.h"
 
-bool check_is_zero(const void *block, uint64_t size)
-{
-    const unsigned char *bytes = block;
-    for (uint64_t i = 0; i < size; i++) {
-        if (bytes[i] != 0)
-            return false;
-    }
-    return true;
-}
-
 uint64_t check_required_alignment(uint64_t size, unsigned requested_log2)
 {
     if (requested_log2 > 0)

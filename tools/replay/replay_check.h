@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-bool check_is_zero(const void *block, uint64_t size);
 
 /* The alignment malloc(size) must have: the fundamental 16, or less when no
  * object of that size can need 16 (the largest power of two dividing it). */

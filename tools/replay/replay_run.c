@@ -127,7 +127,7 @@ static bool check_acquired(const struct stream_cursor *cursor, const struct repl
         report_failure(cursor, "block %p is not aligned to %llu", block, (unsigned long long)alignment);
         return false;
     }
-    if (e->kind == TRACE_CALLOC && !check_is_zero(block, e->size)) {
+    if (e->kind == TRACE_CALLOC && !block_filled_with(block, e->size, 0)) {
         report_failure(cursor, "calloc returned memory that is not zero");
         return false;
     }
