@@ -4,13 +4,13 @@
  * never while one is in use (with "partly"), and are refilled from the
  * same chunks; a release with nothing put back since the last one does
  * nothing; threads getting and putting at once never share a node. */
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
 #include "core/batchpool.h"
 #include "platform/os.h"
+#include "threads.h"
 
 #define NODES 1000
 #define THREADS 4
@@ -45,7 +45,7 @@ static void put_all(void)
 
 static void *churn(void *arg)
 {
-    uintptr_t id = (uintptr_t)arg;
+    uintptr_t id = thread_number(arg);
     struct batch *held[16] = {0};
     for (int r = 0; r < ROUNDS; r++) {
         int slot = r % 16;
@@ -114,11 +114,7 @@ static void test_release_all(void)
     get_all_again();
     put_all();
 
-    pthread_t threads[THREADS];
-    for (uintptr_t t = 0; t < THREADS; t++)
-        REQUIRE(pthread_create(&threads[t], NULL, churn, (void *)(t + 1)) == 0);
-    for (int t = 0; t < THREADS; t++)
-        pthread_join(threads[t], NULL);
+    run_threads(THREADS, churn);
     /* The threads needed far fewer nodes than the chunks hold: no new
      * chunk, and every node is back, so every chunk goes again. */
     CHECK_EQ(batchpool_bytes_resident(), resident);

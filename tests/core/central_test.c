@@ -3,7 +3,6 @@
  * Every object taken is tagged with its holder by an atomic exchange on its
  * first word, so an object handed to two holders at once is caught; counts
  * in and out must balance; trimming returns the superblocks. */
-#include <pthread.h>
 #include <stdint.h>
 
 #include "api/alloc.h"
@@ -12,6 +11,7 @@
 #include "core/sizeclass.h"
 #include "check.h"
 #include "rng.h"
+#include "threads.h"
 
 #define THREADS 8
 #define ROUNDS 20000
@@ -39,7 +39,7 @@ static void give_back(uintptr_t tag, unsigned cls, void **objs, unsigned n)
 
 static void *worker(void *arg)
 {
-    uintptr_t tag = (uintptr_t)arg;
+    uintptr_t tag = thread_number(arg);
     void *held[HELD_MAX];
     struct rng rng = rng_seeded(tag);
     for (int r = 0; r < ROUNDS; r++) {
@@ -65,11 +65,7 @@ int main(void)
     struct central_class_stats before[SC_COUNT], after;
     for (unsigned c = 0; c < SC_COUNT; c++)
         central_class_stats(c, &before[c]);
-    pthread_t threads[THREADS];
-    for (uintptr_t t = 0; t < THREADS; t++)
-        REQUIRE_MSG(pthread_create(&threads[t], NULL, worker, (void *)(t + 1)) == 0, "thread");
-    for (int t = 0; t < THREADS; t++)
-        pthread_join(threads[t], NULL);
+    run_threads(THREADS, worker);
     size_t released = central_trim();
     for (unsigned i = 0; i < sizeof test_classes / sizeof test_classes[0]; i++) {
         unsigned c = test_classes[i];

@@ -1,11 +1,11 @@
 /* The core's leaf counters (src/core/counters.c): mapped, held and purged
  * bytes add up, peaks follow the highest value ever reached and never come
  * down, also with many threads counting at once. */
-#include <pthread.h>
 #include <stdint.h>
 
 #include "check.h"
 #include "core/counters.h"
+#include "threads.h"
 
 #define THREADS 8
 #define ROUNDS 100000
@@ -14,12 +14,12 @@ static size_t shared_peak;
 
 static void *count(void *arg)
 {
-    uintptr_t id = (uintptr_t)arg;
+    size_t first = (thread_number(arg) - 1) * (size_t)ROUNDS;
     for (int i = 0; i < ROUNDS; i++) {
         counters_add_held(+1000);
         counters_add_mapped(1);
         counters_add_held(-1000);
-        counters_raise_peak(&shared_peak, id * ROUNDS + (size_t)i);
+        counters_raise_peak(&shared_peak, first + (size_t)i);
     }
     return NULL;
 }
@@ -48,11 +48,7 @@ int main(void)
     counters_raise_peak(&peak, 20);
     CHECK_EQ(peak, 20);
 
-    pthread_t threads[THREADS];
-    for (uintptr_t t = 0; t < THREADS; t++)
-        REQUIRE(pthread_create(&threads[t], NULL, count, (void *)t) == 0);
-    for (int t = 0; t < THREADS; t++)
-        pthread_join(threads[t], NULL);
+    run_threads(THREADS, count);
     counters_read(&c);
     CHECK_EQ(c.mapped, 1000 + THREADS * ROUNDS);
     CHECK_EQ(c.mapped_peak, c.mapped);

@@ -3,13 +3,13 @@
  * a mapping of their own size); a freed block is reused, zeroed again, by
  * the next request of the same rounded size and by no other; many threads
  * at once get disjoint blocks. */
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
 #include "pattern.h"
+#include "threads.h"
 #include "core/meta.h"
 
 #define MIB ((size_t)1 << 20)
@@ -50,7 +50,7 @@ static void test_bump_and_reuse(void)
 /* Each slot holds a block of its own size, tagged with the thread's id. */
 static void *churn(void *arg)
 {
-    uintptr_t id = (uintptr_t)arg;
+    uintptr_t id = thread_number(arg);
     uintptr_t *held[8] = {0};
     for (int r = 0; r < ROUNDS; r++) {
         size_t slot = (size_t)r % 8, size = 64 * (1 + slot), words = size / sizeof(uintptr_t);
@@ -73,10 +73,6 @@ int main(void)
 {
     meta_init();
     test_bump_and_reuse();
-    pthread_t threads[THREADS];
-    for (uintptr_t t = 0; t < THREADS; t++)
-        REQUIRE(pthread_create(&threads[t], NULL, churn, (void *)(t + 1)) == 0);
-    for (int t = 0; t < THREADS; t++)
-        pthread_join(threads[t], NULL);
+    run_threads(THREADS, churn);
     return check_status();
 }

@@ -2,7 +2,6 @@
  * stderr as the README shows it and counted, also from many threads at
  * once; with COREALLOC_ABORT_ON_ERROR the report ends the process, as a
  * fatal error always does. */
-#include <pthread.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include "check.h"
 #include "platform/diag.h"
 #include "platform/options.h"
+#include "threads.h"
 
 #define THREADS 8
 #define REPORTS 500
@@ -67,12 +67,8 @@ int main(void)
     CHECK_MSG(!strcmp(said, want), "said %s", said);
     CHECK_EQ(diag_invalid_pointer_count(), before + 1);
 
-    pthread_t threads[THREADS];
     capture_stderr_begin();
-    for (int t = 0; t < THREADS; t++)
-        REQUIRE(pthread_create(&threads[t], NULL, report_many, (void *)(uintptr_t)(t + 1)) == 0);
-    for (int t = 0; t < THREADS; t++)
-        pthread_join(threads[t], NULL);
+    run_threads(THREADS, report_many);
     capture_stderr_end();
     CHECK_EQ(diag_invalid_pointer_count(), before + 1 + THREADS * REPORTS);
 
