@@ -93,6 +93,14 @@ size_t batchpool_release(void)
         taken = b;
         chunk_of(b)->tally++;
     }
+    /* The nodes of chunks that stay go back on the stack before anything
+     * is purged: the list runs through the nodes themselves. */
+    while (taken) {
+        struct batch *b = taken;
+        taken = b->next;
+        if (chunk_of(b)->tally != CHUNK_NODES)
+            stack_push(&empty_nodes, b);
+    }
     size_t released = 0;
     for (struct chunk *c = chunks; c; c = c->next) {
         if (c->tally == CHUNK_NODES) {
@@ -101,12 +109,6 @@ size_t batchpool_release(void)
             released += CHUNK_BYTES - OS_PAGE_SIZE;
         }
         c->tally = 0;
-    }
-    while (taken) {
-        struct batch *b = taken;
-        taken = b->next;
-        if (!chunk_of(b)->purged)
-            stack_push(&empty_nodes, b);
     }
     __atomic_store_n(&resident_bytes, resident_bytes - released, __ATOMIC_RELAXED);
     lock_release(&pool_lock);

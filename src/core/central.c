@@ -217,7 +217,8 @@ size_t central_trim(void)
     size_t released = 0;
     for (unsigned c = 0; c < SC_COUNT; c++)
         released += central_trim_class(c, true, UINT64_MAX, OS_PURGE_DONTNEED) + central_purge_holes(c);
-    return released + batchpool_release();
+    /* Last: every class has emptied what it could into the shared pool. */
+    return released + sb_purge_pool(UINT64_MAX, OS_PURGE_DONTNEED) + batchpool_release();
 }
 
 bool central_holds(unsigned cls, const void *p)

@@ -359,12 +359,14 @@ static size_t purge_list(struct superblock *head, uint64_t older_than_ns, enum o
 
 size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns, enum os_purge_kind kind)
 {
-    size_t released = purge_list(class_empty[cls], older_than_ns, kind);
-    if (cls == 0) { /* the shared pool is purged along with class 0's list */
-        lock_acquire(&chunk_lock);
-        released += purge_list(chunk_pool, older_than_ns, kind);
-        lock_release(&chunk_lock);
-    }
+    return purge_list(class_empty[cls], older_than_ns, kind);
+}
+
+size_t sb_purge_pool(uint64_t older_than_ns, enum os_purge_kind kind)
+{
+    lock_acquire(&chunk_lock);
+    size_t released = purge_list(chunk_pool, older_than_ns, kind);
+    lock_release(&chunk_lock);
     return released;
 }
 

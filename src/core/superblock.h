@@ -77,6 +77,9 @@ static inline uintptr_t sb_block_start(const struct superblock *sb, uintptr_t ad
  * holds the class lock); with OS_PURGE_DONTNEED, lazily freed ones too.
  * Returns bytes released. */
 size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns, enum os_purge_kind kind);
+/* The same for the shared pool of superblocks mapped outside the zones
+ * (which any class may reformat). */
+size_t sb_purge_pool(uint64_t older_than_ns, enum os_purge_kind kind);
 /* Gives back the pages of a partly used superblock whose blocks are all in
  * it (taking a block from such a page brings the page back). Caller holds
  * the class lock. Returns bytes released. */

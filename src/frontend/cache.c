@@ -110,10 +110,10 @@ static unsigned free_capacity_within(unsigned cls, size_t budget)
 static unsigned verify_free_stack(void **slab, unsigned cls, const char *call)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
-    unsigned begin = free_begin[cls];
-    unsigned kept = cache_verify(cls, &slab[begin], cache_free_count(slab, cls), call);
+    unsigned begin = free_begin[cls], n = cache_free_count(slab, cls);
+    /* Emptied first: the search for a second copy must not find these. */
     h->free_top = (uint16_t)begin;
-    return kept;
+    return cache_verify(cls, &slab[begin], n, call);
 }
 
 /* Moves verified objs[0..n) onto the allocation stack if they all fit, or
@@ -222,12 +222,14 @@ size_t cache_slab_drain_stopped(void **slab, unsigned free_capacity)
         bytes += (size_t)(alloc_top - alloc_begin[c] + free_top - free_begin[c]) * sc_info[c].size;
         for (unsigned i = alloc_begin[c]; i < alloc_top; i += batch)
             central_free(c, &slab[i], alloc_top - i < batch ? alloc_top - i : batch);
+        __atomic_store_n(&h->alloc_top, alloc_begin[c], __ATOMIC_RELAXED);
+        /* Emptied before verifying: the search for a second copy must not
+         * find these. */
+        __atomic_store_n(&h->free_top, free_begin[c], __ATOMIC_RELAXED);
         unsigned kept = cache_verify(c, &slab[free_begin[c]], free_top - free_begin[c], "free");
         if (kept)
             central_free(c, &slab[free_begin[c]], kept);
         cache_bounds(slab, c)->alloc_end = (uint16_t)(alloc_begin[c] + batch);
-        __atomic_store_n(&h->alloc_top, alloc_begin[c], __ATOMIC_RELAXED);
-        __atomic_store_n(&h->free_top, free_begin[c], __ATOMIC_RELAXED);
         unsigned capacity = free_capacity < batch ? free_capacity : batch;
         __atomic_store_n(&h->free_end, (uint16_t)(free_begin[c] + capacity), __ATOMIC_RELEASE);
         __atomic_store_n(&h->alloc_begin, alloc_begin[c], __ATOMIC_RELEASE);

@@ -9,6 +9,7 @@
 #include "core/large.h"
 #include "core/meta.h"
 #include "core/sizeclass.h"
+#include "core/superblock.h"
 #include "frontend/frontend.h"
 #include "platform/options.h"
 #include "platform/os.h"
@@ -79,6 +80,7 @@ static void purge_pass(uint64_t delay_ns)
             class_holes_scanned[c] = class_activity[c];
         }
     }
+    sb_purge_pool(horizon, kind);
     /* Nodes of the batches just drained, once whole chunks are empty. */
     batchpool_release();
     large_trim(horizon, kind);

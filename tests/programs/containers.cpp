@@ -14,6 +14,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hash.h"
+#include "rng.h"
+
 namespace {
 
 constexpr int kThreads = 6;
@@ -48,25 +51,18 @@ private:
     std::queue<std::shared_ptr<Record>> queue_;
 };
 
-std::uint64_t mix(std::uint64_t x)
-{
-    x ^= x >> 31;
-    x *= 0x7FB5D329728EA185ULL;
-    x ^= x >> 27;
-    return x;
-}
-
 std::shared_ptr<Record> make_record(int thread, int round)
 {
     auto record = std::make_shared<Record>();
-    std::uint64_t seed = mix(static_cast<std::uint64_t>(thread) * 100003 + round);
+    struct rng rng = rng_seeded(static_cast<std::uint64_t>(thread) * 100003 + round);
     record->name = "record-" + std::to_string(thread) + "-" + std::to_string(round);
-    record->values.resize(seed % 2000 + 1);
+    record->values.resize(rng_below(&rng, 2000) + 1);
     for (auto &v : record->values)
-        v = seed = mix(seed);
+        v = rng_next(&rng);
+    std::uint64_t last = record->values.back();
     for (int t = 0; t < 20; t++)
-        record->tags["tag" + std::to_string((seed + t) % 37)] =
-            std::make_shared<std::string>(static_cast<std::size_t>(seed % 300), 'a' + t % 26);
+        record->tags["tag" + std::to_string((last + t) % 37)] =
+            std::make_shared<std::string>(static_cast<std::size_t>(last % 300), 'a' + t % 26);
     return record;
 }
 
@@ -74,9 +70,9 @@ std::uint64_t digest(const Record &record)
 {
     std::uint64_t h = record.name.size();
     for (auto v : record.values)
-        h = mix(h ^ v);
+        h = hash64(h ^ v);
     for (const auto &[key, value] : record.tags)
-        h = mix(h ^ key.size() ^ (value->size() << 16));
+        h = hash64(h ^ key.size() ^ (value->size() << 16));
     return h;
 }
 

@@ -1,4 +1,4 @@
-# Helpers for the test groups; each group's CMakeLists.txt includes this.
+# Helpers for the test folders; each folder's CMakeLists.txt includes this.
 include_guard(DIRECTORY)
 
 find_program(COREALLOC_VALGRIND valgrind)
@@ -66,4 +66,33 @@ endfunction()
 function(corealloc_test_program target)
   add_executable(${target} ${ARGN})
   target_link_libraries(${target} PRIVATE corealloc_test_support)
+endfunction()
+
+# corealloc_unit_test(<source> [ZONES0])
+# A unit test of the library's internals: <source> is <file>_test.c, named
+# after the file of src/<layer>/ it tests and kept in tests/<layer>/, linked
+# against corealloc_internal (every internal symbol visible, src/ on the
+# include path). Test and executable <layer>_<file>_test, labelled unit and
+# <layer>; the target unit_tests (tests/CMakeLists.txt) builds them all.
+#   ZONES0  <name>_zones0, COREALLOC_ZONES=0 (page-map fallback), label zones0
+# Under an emulator (a cross build with qemu-user) every unit test runs with
+# zones off, so no zones0 variant is needed there: qemu keeps state for every
+# reserved page, and the 8 TiB region costs it minutes.
+function(corealloc_unit_test source)
+  cmake_parse_arguments(PARSE_ARGV 1 U "ZONES0" "" "")
+  get_filename_component(layer ${CMAKE_CURRENT_SOURCE_DIR} NAME)
+  get_filename_component(stem ${source} NAME_WE)
+  set(name ${layer}_${stem})
+  add_executable(${name} ${source})
+  target_link_libraries(${name} PRIVATE corealloc_internal corealloc_test_support)
+  add_dependencies(unit_tests ${name})
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS "unit;${layer}" TIMEOUT 120)
+  if(CMAKE_CROSSCOMPILING_EMULATOR)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "COREALLOC_ZONES=0;UNIT_UNDER_EMULATOR=1")
+  elseif(U_ZONES0)
+    add_test(NAME ${name}_zones0 COMMAND ${name})
+    set_tests_properties(${name}_zones0 PROPERTIES
+      LABELS "unit;${layer};zones0" TIMEOUT 120 ENVIRONMENT COREALLOC_ZONES=0)
+  endif()
 endfunction()

@@ -4,6 +4,7 @@
 #include "liveset.h"
 
 #include "check.h"
+#include "hash.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -22,17 +23,6 @@ struct liveset {
     size_t mask; /* slots per stripe - 1 */
     struct stripe stripes[STRIPES];
 };
-
-static uint64_t mix(uintptr_t p)
-{
-    uint64_t x = p;
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDu;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53u;
-    x ^= x >> 33;
-    return x;
-}
 
 struct liveset *liveset_create(size_t capacity)
 {
@@ -60,7 +50,7 @@ void liveset_destroy(struct liveset *set)
 
 bool liveset_insert(struct liveset *set, const void *ptr)
 {
-    uint64_t h = mix((uintptr_t)ptr);
+    uint64_t h = hash64((uintptr_t)ptr);
     struct stripe *s = &set->stripes[h % STRIPES];
     size_t i = (h / STRIPES) & set->mask;
     bool inserted = false;
@@ -79,7 +69,7 @@ bool liveset_insert(struct liveset *set, const void *ptr)
 
 bool liveset_remove(struct liveset *set, const void *ptr)
 {
-    uint64_t h = mix((uintptr_t)ptr);
+    uint64_t h = hash64((uintptr_t)ptr);
     struct stripe *s = &set->stripes[h % STRIPES];
     size_t mask = set->mask;
     size_t i = (h / STRIPES) & mask;
@@ -91,7 +81,7 @@ bool liveset_remove(struct liveset *set, const void *ptr)
         /* Backward-shift deletion: move up every later entry of the probe
          * run whose home slot is not in (i, j]. */
         for (size_t j = (i + 1) & mask; s->slots[j]; j = (j + 1) & mask) {
-            size_t home = (mix(s->slots[j]) / STRIPES) & mask;
+            size_t home = (hash64(s->slots[j]) / STRIPES) & mask;
             if (((j - home) & mask) >= ((j - i) & mask)) {
                 s->slots[i] = s->slots[j];
                 i = j;

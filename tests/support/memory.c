@@ -11,6 +11,28 @@
 
 #include "check.h"
 #include "probe.h"
+#include "rng.h"
+
+const char *huge_page_flag(const void *addr)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    REQUIRE(f != NULL);
+    static char flag[3];
+    char line[512];
+    bool inside = false;
+    flag[0] = '\0';
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            inside = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+        } else if (inside && !strncmp(line, "VmFlags:", 8)) {
+            strcpy(flag, strstr(line, " hg") ? "hg" : strstr(line, " nh") ? "nh" : "");
+            break;
+        }
+    }
+    fclose(f);
+    return flag;
+}
 
 size_t rss_bytes(void)
 {
@@ -32,10 +54,9 @@ long long stats_number(const char *key)
     char pattern[128];
     snprintf(pattern, sizeof pattern, "\"%s\":", key);
     const char *at = strstr(buf, pattern);
-    if (!at) {
-        fprintf(stderr, "no %s in the statistics: %s\n", key, buf);
-        require_failed(__FILE__, __LINE__, key);
-    }
+    if (!at)
+        fprintf(stderr, "statistics: %s\n", buf);
+    REQUIRE_MSG(at, "no %s in the statistics", key);
     at += strlen(pattern);
     if (!strncmp(at, "true", 4))
         return 1;
@@ -89,13 +110,13 @@ static void keep(struct worker *w, void *p)
 static void *work(void *arg)
 {
     struct worker *w = arg;
-    unsigned seed = (unsigned)(uintptr_t)w;
+    struct rng rng = rng_seeded((uintptr_t)w);
     size_t small_bytes = w->large ? w->bytes / 2 : w->bytes, done = 0;
     if (!w->small)
         small_bytes = 0;
     while (done < w->bytes) {
-        size_t size = done < small_bytes ? 16 + (size_t)rand_r(&seed) % 1009
-                                         : ((size_t)64 << 10) + (size_t)rand_r(&seed) % (960 << 10);
+        size_t size = done < small_bytes ? 16 + rng_below(&rng, 1009)
+                                         : ((size_t)64 << 10) + rng_below(&rng, 960 << 10);
         char *p = malloc(size);
         REQUIRE(p != NULL);
         memset(p, 0x5a, size);
@@ -107,6 +128,17 @@ static void *work(void *arg)
     for (size_t i = 0; i < w->victim->count; i++)
         free(w->victim->blocks[i]);
     return NULL;
+}
+
+void allocate_then_free(const size_t *sizes, unsigned count, unsigned per_size)
+{
+    void *blocks[count][per_size]; /* on the stack: no allocation of our own */
+    for (unsigned s = 0; s < count; s++)
+        for (unsigned i = 0; i < per_size; i++)
+            REQUIRE((blocks[s][i] = malloc(sizes[s])) != NULL);
+    for (unsigned s = 0; s < count; s++)
+        for (unsigned i = 0; i < per_size; i++)
+            free(blocks[s][i]);
 }
 
 size_t churn_through(size_t total, unsigned threads, bool small, bool large)

@@ -11,6 +11,10 @@
 
 /* Resident set size of this process, in bytes. */
 size_t rss_bytes(void);
+/* The transparent huge page advice of the mapping holding addr, from the
+ * VmFlags of /proc/self/smaps: "hg" (MADV_HUGEPAGE), "nh" (MADV_NOHUGEPAGE)
+ * or "". */
+const char *huge_page_flag(const void *addr);
 /* A number from corealloc_stats_snprint's JSON ("key":value); stops the
  * program with a failure when corealloc is not loaded or the key is absent.
  * Booleans read as 0 and 1. */
@@ -26,5 +30,9 @@ size_t wait_rss_at_most(size_t limit, unsigned timeout_ms);
  * every page; then each thread frees another thread's blocks. Returns the
  * resident set size measured while everything was allocated. */
 size_t churn_through(size_t total, unsigned threads, bool small, bool large);
+
+/* Allocates per_size blocks of each of the count sizes, all live at once,
+ * then frees them all: what caches keep of them is the front end's choice. */
+void allocate_then_free(const size_t *sizes, unsigned count, unsigned per_size);
 
 #endif

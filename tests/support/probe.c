@@ -22,8 +22,7 @@ static bool preload_names_corealloc(void)
 void *corealloc_symbol(const char *name)
 {
     void *sym = dlsym(RTLD_DEFAULT, name);
-    if (!sym && preload_names_corealloc())
-        require_failed(__FILE__, __LINE__, name);
+    REQUIRE_MSG(sym || !preload_names_corealloc(), "corealloc is preloaded but has no %s", name);
     return sym;
 }
 

@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include "../common/hash.h"
+
 /* 64 shards keep lock contention low at the thread counts we measure. */
 #define SHARD_COUNT 64
 #define SHARD_INITIAL_SLOTS 1024
@@ -22,12 +24,6 @@ static struct shard shards[SHARD_COUNT] = {
     [0 ... SHARD_COUNT - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
 };
 
-static uint64_t hash_address(uintptr_t address)
-{
-    uint64_t h = (uint64_t)address * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 29);
-}
-
 static struct shard *shard_of(uint64_t hash)
 {
     return &shards[hash >> 58];
@@ -44,7 +40,7 @@ static void place(struct pointer_record *slots, size_t capacity,
                   const struct pointer_record *record)
 {
     size_t mask = capacity - 1;
-    for (size_t i = hash_address(record->address) & mask;; i = (i + 1) & mask) {
+    for (size_t i = hash64(record->address) & mask;; i = (i + 1) & mask) {
         if (slots[i].address <= DELETED_ADDRESS) {
             slots[i] = *record;
             return;
@@ -76,14 +72,14 @@ static bool rebuild(struct shard *shard)
 
 bool pointer_table_insert(const struct pointer_record *record)
 {
-    struct shard *shard = shard_of(hash_address(record->address));
+    struct shard *shard = shard_of(hash64(record->address));
     bool ok = true;
     pthread_mutex_lock(&shard->lock);
     if ((shard->used + 1) * 2 > shard->capacity)
         ok = rebuild(shard);
     if (ok) {
         size_t mask = shard->capacity - 1;
-        size_t i = hash_address(record->address) & mask;
+        size_t i = hash64(record->address) & mask;
         while (shard->slots[i].address > DELETED_ADDRESS)
             i = (i + 1) & mask;
         if (shard->slots[i].address == EMPTY_ADDRESS)
@@ -97,12 +93,12 @@ bool pointer_table_insert(const struct pointer_record *record)
 
 bool pointer_table_remove(uintptr_t address, struct pointer_record *out)
 {
-    struct shard *shard = shard_of(hash_address(address));
+    struct shard *shard = shard_of(hash64(address));
     bool found = false;
     pthread_mutex_lock(&shard->lock);
     if (shard->capacity != 0) {
         size_t mask = shard->capacity - 1;
-        for (size_t i = hash_address(address) & mask;
+        for (size_t i = hash64(address) & mask;
              shard->slots[i].address != EMPTY_ADDRESS; i = (i + 1) & mask) {
             if (shard->slots[i].address == address) {
                 *out = shard->slots[i];

@@ -1,55 +1,9 @@
 #include "replay_check.h"
 
 #include <pthread.h>
-#include <string.h>
 
+#include "../common/rng.h"
 #include "arena.h"
-
-static uint64_t pattern_word(uint64_t seed, uint64_t index)
-{
-    uint64_t x = seed ^ (index * 0x9e3779b97f4a7c15ull);
-    x ^= x >> 31;
-    return x * 0xbf58476d1ce4e5b9ull;
-}
-
-void check_fill(void *block, uint64_t size, uint64_t seed)
-{
-    unsigned char *bytes = block;
-    uint64_t words = size / 8;
-    for (uint64_t i = 0; i < words; i++) {
-        uint64_t word = pattern_word(seed, i);
-        memcpy(bytes + 8 * i, &word, 8);
-    }
-    uint64_t tail = pattern_word(seed, words);
-    memcpy(bytes + 8 * words, &tail, size % 8);
-}
-
-uint64_t check_verify(const void *block, uint64_t size, uint64_t seed)
-{
-    const unsigned char *bytes = block;
-    uint64_t words = size / 8;
-    for (uint64_t i = 0; i <= words; i++) {
-        uint64_t expected = pattern_word(seed, i);
-        uint64_t len = i < words ? 8 : size % 8;
-        if (memcmp(bytes + 8 * i, &expected, len) != 0) {
-            for (uint64_t b = 0; b < len; b++) {
-                if (bytes[8 * i + b] != ((const unsigned char *)&expected)[b])
-                    return 8 * i + b;
-            }
-        }
-    }
-    return size;
-}
-
-bool check_is_zero(const void *block, uint64_t size)
-{
-    const unsigned char *bytes = block;
-    for (uint64_t i = 0; i < size; i++) {
-        if (bytes[i] != 0)
-            return false;
-    }
-    return true;
-}
 
 uint64_t check_required_alignment(uint64_t size, unsigned requested_log2)
 {
@@ -70,14 +24,18 @@ struct live_node {
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct live_node *live_root;
 static struct live_node *spare_nodes;
-static uint64_t priority_state = 0x2545f4914f6cdd1dull;
+static struct rng priorities;
+static bool priorities_seeded;
 
+/* Random treap priorities keep the tree balanced whatever the address order.
+ * Live lock held. */
 static uint64_t next_priority(void)
 {
-    priority_state ^= priority_state << 13;
-    priority_state ^= priority_state >> 7;
-    priority_state ^= priority_state << 17;
-    return priority_state;
+    if (!priorities_seeded) {
+        priorities = rng_seeded(0);
+        priorities_seeded = true;
+    }
+    return rng_next(&priorities);
 }
 
 /* Splits tree into nodes with start < key (left) and the rest (right). */

@@ -1,6 +1,7 @@
 /* Correctness checks made during a checking replay: every block is filled
- * with a pattern unique to its object and verified when it is released;
- * addresses are checked for alignment and against every other live block. */
+ * with a pattern unique to its object (common/pattern.h) and verified when
+ * it is released; addresses are checked for alignment and against every
+ * other live block. */
 #ifndef COREALLOC_REPLAY_CHECK_H
 #define COREALLOC_REPLAY_CHECK_H
 
@@ -8,10 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void check_fill(void *block, uint64_t size, uint64_t seed);
-/* Returns the offset of the first byte that differs, or size if none. */
-uint64_t check_verify(const void *block, uint64_t size, uint64_t seed);
-bool check_is_zero(const void *block, uint64_t size);
 
 /* The alignment malloc(size) must have: the fundamental 16, or less when no
  * object of that size can need 16 (the largest power of two dividing it). */

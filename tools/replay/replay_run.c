@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../common/cpu_relax.h"
+#include "../common/pattern.h"
 #include "arena.h"
 #include "replay_check.h"
 
@@ -108,8 +109,8 @@ static void touch_pages(void *block, uint64_t size)
 
 static bool check_released(const struct stream_cursor *cursor, uint32_t id, const struct replay_object *object)
 {
-    uint64_t bad = check_verify(object->block, object->size, pattern_seed(cursor->instance, id));
-    if (bad != object->size) {
+    size_t bad = pattern_mismatch(object->block, object->size, pattern_seed(cursor->instance, id));
+    if (bad != PATTERN_OK) {
         report_failure(cursor, "object %u (%llu bytes at %p) was modified while live, at byte %llu",
                        id, (unsigned long long)object->size, object->block, (unsigned long long)bad);
         return false;
@@ -126,7 +127,7 @@ static bool check_acquired(const struct stream_cursor *cursor, const struct repl
         report_failure(cursor, "block %p is not aligned to %llu", block, (unsigned long long)alignment);
         return false;
     }
-    if (e->kind == TRACE_CALLOC && !check_is_zero(block, e->size)) {
+    if (e->kind == TRACE_CALLOC && !block_filled_with(block, e->size, 0)) {
         report_failure(cursor, "calloc returned memory that is not zero");
         return false;
     }
@@ -149,7 +150,7 @@ static bool run_allocation(const struct stream_cursor *cursor, const struct repl
     if (check) {
         if (!check_acquired(cursor, e, block))
             return false;
-        check_fill(block, e->size, pattern_seed(cursor->instance, e->object));
+        pattern_fill(block, e->size, pattern_seed(cursor->instance, e->object));
     } else {
         touch_pages(block, e->size);
     }
@@ -186,8 +187,8 @@ static bool run_realloc(const struct stream_cursor *cursor, const struct replay_
     if (old != NULL)
         atomic_store_explicit(&old->state, OBJECT_RELEASED, memory_order_relaxed);
     if (block != NULL && check) {
-        uint64_t bad = check_verify(block, kept, pattern_seed(instance, e->old_object));
-        if (bad != kept) {
+        size_t bad = pattern_mismatch(block, kept, pattern_seed(instance, e->old_object));
+        if (bad != PATTERN_OK) {
             report_failure(cursor, "realloc did not preserve the contents (byte %llu differs)",
                            (unsigned long long)bad);
             return false;
@@ -196,7 +197,7 @@ static bool run_realloc(const struct stream_cursor *cursor, const struct replay_
         as_malloc.kind = TRACE_MALLOC;
         if (!check_acquired(cursor, &as_malloc, block))
             return false;
-        check_fill(block, e->size, pattern_seed(instance, e->object));
+        pattern_fill(block, e->size, pattern_seed(instance, e->object));
     } else if (block != NULL) {
         touch_pages(block, e->size);
     }
@@ -273,8 +274,8 @@ static void verify_survivors(struct replay_instance *instance)
         struct replay_object *object = &instance->objects[id];
         if (atomic_load(&object->state) != OBJECT_LIVE || object->block == NULL)
             continue;
-        uint64_t bad = check_verify(object->block, object->size, pattern_seed(instance, id));
-        if (bad != object->size) {
+        size_t bad = pattern_mismatch(object->block, object->size, pattern_seed(instance, id));
+        if (bad != PATTERN_OK) {
             snprintf(first_error, sizeof first_error,
                      "%s (copy %u): object %u, live at the end, was modified at byte %llu",
                      trace->path, instance->number, id, (unsigned long long)bad);

@@ -1,0 +1,27 @@
+/* The page map: ranges set and read back, neighbours untouched, addresses
+ * outside 48 bits rejected. */
+#include "api/alloc.h"
+#include "api/init.h"
+#include "platform/os.h"
+#include "core/pagemap.h"
+#include "check.h"
+
+int main(void)
+{
+    init_ensure();
+    uintptr_t base = (uintptr_t)0x7e0000000000ull - 3 * OS_PAGE_SIZE; /* crosses a leaf boundary */
+    size_t size = 5000 * OS_PAGE_SIZE;
+    CHECK_MSG(pagemap_get(base) == 0, "fresh map reads zero");
+    REQUIRE_MSG(pagemap_set_range(base, size, 0x1230), "set range");
+    for (uintptr_t a = base; a < base + size; a += OS_PAGE_SIZE / 2)
+        CHECK_MSG(pagemap_get(a) == 0x1230, "page %#lx", (unsigned long)a);
+    CHECK_MSG(pagemap_get(base - 1) == 0, "page before");
+    CHECK_MSG(pagemap_get(base + size) == 0, "page after");
+    CHECK_MSG(pagemap_set(base + OS_PAGE_SIZE, 0x4561), "set one");
+    CHECK_MSG(pagemap_get(base + OS_PAGE_SIZE + 17) == 0x4561, "one page changed");
+    CHECK_MSG(pagemap_get(base + 2 * OS_PAGE_SIZE) == 0x1230, "its neighbour did not");
+    CHECK_MSG(pagemap_get((uintptr_t)1 << 50) == 0, "beyond 48 bits reads zero");
+    CHECK_MSG(!pagemap_set_range((uintptr_t)1 << 50, OS_PAGE_SIZE, 1), "beyond 48 bits refused");
+    CHECK_MSG(pagemap_bytes_mapped() > 0, "map memory accounted");
+    return check_status();
+}

@@ -1,0 +1,170 @@
+/* Superblocks (src/core/superblock.c), on a class of four blocks a page:
+ * formatted for their class and found from any address inside; blocks
+ * taken lowest address first, a block given back taken again first, a
+ * double give refused; the pages whose blocks are all in the superblock go
+ * back to the OS as holes (at once when purging is immediate) and count
+ * again when a block is taken from them; an empty superblock is kept for
+ * its class within the retain limit, purged past it or when it has waited
+ * long enough, and reused. The resident estimate follows every step. Run on
+ * the zones and on superblocks mapped on their own (the zones0 variant). */
+#include <stdint.h>
+#include <string.h>
+
+#include "api/init.h"
+#include "check.h"
+#include "pattern.h"
+#include "core/footprint.h"
+#include "core/superblock.h"
+#include "platform/options.h"
+
+#define SIZE 1024 /* four blocks a page */
+#define PER_PAGE (OS_PAGE_SIZE / SIZE)
+
+static unsigned cls;
+static unsigned blocks; /* in one superblock */
+static void *block[SB_SIZE / SIZE];
+
+static size_t resident(void)
+{
+    struct footprint_stats st;
+    footprint_stats(&st);
+    return st.resident;
+}
+
+/* A superblock of cls with every block taken, lowest addresses first. */
+static struct superblock *acquire_full(void)
+{
+    struct superblock *sb = sb_acquire(cls);
+    REQUIRE(sb != NULL);
+    CHECK(sb->cls == cls && sb->used == 0 && sb->holes == 0);
+    CHECK_EQ(sb->start % SB_SIZE, 0);
+    CHECK(sb_of(sb->start) == sb && sb_of(sb->start + SB_SIZE - 1) == sb);
+    CHECK_EQ(sb_take(sb, block, 10), 10);
+    CHECK_EQ(sb_take(sb, block + 10, 2 * blocks), blocks - 10);
+    for (unsigned i = 0; i < blocks; i++)
+        CHECK_MSG(block[i] == (void *)(sb->start + (uintptr_t)i * SIZE), "block %u at %p", i, block[i]);
+    CHECK(sb_exhausted(sb));
+    void *more;
+    CHECK_EQ(sb_take(sb, &more, 1), 0);
+    return sb;
+}
+
+static void give_range(struct superblock *sb, unsigned first, unsigned last)
+{
+    for (unsigned i = first; i <= last; i++)
+        CHECK_MSG(sb_give(sb, block[i]), "give block %u", i);
+}
+
+static void test_take_and_give(struct superblock *sb)
+{
+    CHECK_EQ(sb_block_start(sb, sb->start + 5 * SIZE + 7), sb->start + 5 * SIZE);
+    CHECK_EQ(sb_block_start(sb, sb->start + (blocks - 1) * SIZE + SIZE - 1),
+             sb->start + (blocks - 1) * SIZE);
+    CHECK(sb_give(sb, block[3]));
+    CHECK_EQ(sb->used, blocks - 1);
+    CHECK_MSG(!sb_give(sb, block[3]), "a double give must be refused");
+    CHECK_EQ(sb->used, blocks - 1);
+    CHECK(sb_give(sb, block[200]));
+    void *p;
+    CHECK_EQ(sb_take(sb, &p, 1), 1);
+    CHECK_MSG(p == block[3], "took %p, the lowest free block is %p", p, block[3]);
+    CHECK_EQ(sb_take(sb, &p, 1), 1);
+    CHECK(p == block[200]);
+}
+
+static void test_holes(struct superblock *sb)
+{
+    /* Pages 2 to 5 entirely free, page 6 partly. */
+    for (unsigned i = 2 * PER_PAGE; i <= 6 * PER_PAGE; i++)
+        memset(block[i], 0xab, SIZE);
+    give_range(sb, 2 * PER_PAGE, 6 * PER_PAGE);
+    sb->list = SB_LIST_PARTIAL; /* as the central layer keeps a superblock with free blocks */
+    size_t before = resident();
+    CHECK_EQ(sb_purge_holes(sb), 4 * OS_PAGE_SIZE);
+    CHECK_EQ(sb->holes, (uint64_t)0xf << 2);
+    CHECK_EQ(resident(), before - 4 * OS_PAGE_SIZE);
+    CHECK_MSG(block_filled_with(block[2 * PER_PAGE], 4 * OS_PAGE_SIZE, 0), "purged pages must read as zero");
+    CHECK_EQ(sb_purge_holes(sb), 0); /* nothing new */
+    /* Taking a block from a hole brings its page back. */
+    void *p;
+    CHECK_EQ(sb_take(sb, &p, 1), 1);
+    CHECK(p == block[2 * PER_PAGE]);
+    CHECK_EQ(sb->holes, (uint64_t)0x7 << 3);
+    CHECK_EQ(resident(), before - 3 * OS_PAGE_SIZE);
+
+    /* Purging at once (a zero delay): the last free block of a page sends
+     * the page back as it comes in. */
+    long delay = opt.purge_delay_ms;
+    opt.purge_delay_ms = 0;
+    for (unsigned i = 10 * PER_PAGE; i < 11 * PER_PAGE; i++) {
+        CHECK_MSG(!(sb->holes >> 10 & 1), "page 10 purged with block %u still in use", i);
+        CHECK(sb_give(sb, block[i]));
+        sb_gave(sb, block[i]);
+    }
+    CHECK_MSG(sb->holes >> 10 & 1, "page 10 not purged when its last block came back");
+    CHECK_EQ(resident(), before - 4 * OS_PAGE_SIZE);
+    opt.purge_delay_ms = delay;
+}
+
+/* Gives back every block still out. */
+static void empty(struct superblock *sb)
+{
+    for (unsigned i = 0; i < blocks; i++)
+        sb_give(sb, block[i]);
+    CHECK_EQ(sb->used, 0);
+    sb->list = SB_LIST_NONE; /* unlinked, as the central layer does */
+}
+
+static void test_empty(struct superblock *sb, size_t resident_without)
+{
+    empty(sb);
+    size_t retained = sb_bytes_retained();
+    sb_release_empty(sb);
+    CHECK_EQ(sb->list, SB_LIST_EMPTY);
+    CHECK_EQ(sb->holes, 0);
+    CHECK_EQ(sb_bytes_retained(), retained + SB_SIZE);
+    CHECK_MSG(resident() == resident_without + SB_SIZE, "retained: resident %zu, want %zu", resident(),
+              resident_without + SB_SIZE);
+    /* Reused first, reformatted. */
+    CHECK(acquire_full() == sb);
+    CHECK_EQ(sb_bytes_retained(), retained);
+
+    /* Past the retain limit: purged at once, reused again later. */
+    empty(sb);
+    sb_set_retain_limit(0);
+    sb_release_empty(sb);
+    sb_set_retain_limit(opt.retain_bytes);
+    CHECK_EQ(sb_bytes_retained(), retained);
+    CHECK_EQ(sb->residency, SB_PURGED);
+    CHECK_EQ(resident(), resident_without);
+    CHECK(acquire_full() == sb);
+    CHECK_EQ(resident(), resident_without + SB_SIZE);
+
+    /* Purged once it has waited long enough: from its class's list, or
+     * from the shared pool of superblocks mapped outside the zones. */
+    empty(sb);
+    sb_release_empty(sb);
+    CHECK_EQ(sb_purge_class_empties(cls, 0, OS_PURGE_DONTNEED) + sb_purge_pool(0, OS_PURGE_DONTNEED),
+             0); /* not empty before time 0 */
+    size_t released = sb_purge_class_empties(cls, UINT64_MAX, OS_PURGE_DONTNEED) +
+                      sb_purge_pool(UINT64_MAX, OS_PURGE_DONTNEED);
+    CHECK_EQ(released, SB_SIZE);
+    CHECK_EQ(sb_bytes_retained(), retained);
+    CHECK_EQ(resident(), resident_without);
+}
+
+int main(void)
+{
+    init_ensure();
+    cls = sc_of(SIZE);
+    REQUIRE(sc_size(cls) == SIZE);
+    blocks = sc_info[cls].blocks;
+    REQUIRE(blocks == SB_SIZE / SIZE);
+    size_t resident_without = resident();
+    struct superblock *sb = acquire_full();
+    CHECK_EQ(resident(), resident_without + SB_SIZE);
+    test_take_and_give(sb);
+    test_holes(sb);
+    test_empty(sb, resident_without);
+    return check_status();
+}

@@ -1,0 +1,42 @@
+/* Zones: the class of a small block is its zone; superblock descriptors are
+ * found from any interior pointer; foreign addresses are not ours. With
+ * COREALLOC_ZONES=0 (the zones0 variant, and every unit test under an
+ * emulator) the same holds through the page map. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/alloc.h"
+#include "api/init.h"
+#include "check.h"
+#include "core/superblock.h"
+#include "core/zone.h"
+
+static int a_global;
+
+int main(void)
+{
+    const char *zones = getenv("COREALLOC_ZONES");
+    bool expect_pagemap = zones && !strcmp(zones, "0");
+    init_ensure();
+    CHECK_MSG(zone_active() == !expect_pagemap, "zones %s", zone_active() ? "on" : "off");
+    int on_stack;
+    CHECK_MSG(sb_of((uintptr_t)&on_stack) == NULL, "stack is not ours");
+    CHECK_MSG(sb_of((uintptr_t)&a_global) == NULL, "globals are not ours");
+    for (size_t n = 1; n <= SMALL_MAX; n = n * 3 / 2 + 1) {
+        unsigned char *p = alloc_malloc(n);
+        REQUIRE_MSG(p, "malloc(%zu)", n);
+        unsigned want = sc_of(n);
+        unsigned cls = SC_COUNT;
+        bool in_zone = zone_class_of((uintptr_t)p, &cls);
+        CHECK_MSG(in_zone == !expect_pagemap, "zone membership of %p", (void *)p);
+        if (in_zone)
+            CHECK_MSG(cls == want, "size %zu: zone says class %u, wanted %u", n, cls, want);
+        for (size_t k = 0; k < n; k += n / 7 + 1) {
+            struct superblock *sb = sb_of((uintptr_t)p + k);
+            REQUIRE_MSG(sb && sb->cls == want, "descriptor of %p+%zu", (void *)p, k);
+            CHECK_MSG(sb_block_start(sb, (uintptr_t)p + k) == (uintptr_t)p, "block start of %p+%zu", (void *)p, k);
+        }
+        alloc_free(p);
+    }
+    return check_status();
+}

@@ -1,0 +1,36 @@
+/* stderr capture (capture.h): fd 2 is pointed at an unlinked temporary file
+ * and back. */
+#include "capture.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static int saved_stderr = -1, capture_file = -1;
+
+void capture_stderr_begin(void)
+{
+    char path[] = "/tmp/corealloc-stderr-XXXXXX";
+    capture_file = mkstemp(path);
+    REQUIRE(capture_file >= 0);
+    unlink(path);
+    fflush(stderr);
+    saved_stderr = dup(2);
+    REQUIRE(saved_stderr >= 0);
+    REQUIRE(dup2(capture_file, 2) == 2);
+}
+
+const char *capture_stderr_end(void)
+{
+    static char text[65536];
+    fflush(stderr);
+    REQUIRE(dup2(saved_stderr, 2) == 2);
+    close(saved_stderr);
+    ssize_t n = pread(capture_file, text, sizeof text - 1, 0);
+    REQUIRE(n >= 0);
+    text[n] = '\0';
+    close(capture_file);
+    return text;
+}

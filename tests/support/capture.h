@@ -1,0 +1,13 @@
+/* What the code under test writes to stderr (fd 2), caught in a file: the
+ * library reports through write(2) on fd 2, so stdio redirection would
+ * miss it. */
+#ifndef COREALLOC_TEST_CAPTURE_H
+#define COREALLOC_TEST_CAPTURE_H
+
+/* From now on fd 2 writes to a fresh temporary file. */
+void capture_stderr_begin(void);
+/* Puts fd 2 back and returns what was written meanwhile (the first 64 KiB,
+ * NUL-terminated; valid until the next call). */
+const char *capture_stderr_end(void);
+
+#endif
