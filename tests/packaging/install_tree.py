@@ -2,11 +2,11 @@
 """Installs the build into an empty PREFIX (what make install does) and
 checks the installed files are exactly those a user should get: the
 versioned shared library, the archive, the header, corealloc.pc, the CMake
-package and the tool, and nothing else (no ablation
+package, the man pages and the tool, and nothing else (no ablation
 libraries). The other packaging tests use the tree it leaves.
 
 usage: install_tree.py --build DIR --prefix DIR --version V --config CONFIG
-                       --libdir D --includedir D [--tools]
+                       --libdir D --includedir D --mandir D [--tools] [--man]
 """
 import argparse
 import os
@@ -32,6 +32,8 @@ def expected_files(args):
         f"{package}/corealloc-targets.cmake",
         f"{package}/corealloc-targets-{args.config.lower()}.cmake",
     }
+    if args.man:
+        files |= {f"{args.mandir}/man1/corealloc.1", f"{args.mandir}/man3/corealloc.3"}
     if args.tools:
         python = "lib/corealloc/python/corealloc_cli"
         sources = os.listdir(os.path.join(ROOT, "tools", "cli", "corealloc_cli"))
@@ -44,9 +46,10 @@ def expected_files(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    for option in ("build", "prefix", "version", "config", "libdir", "includedir"):
+    for option in ("build", "prefix", "version", "config", "libdir", "includedir", "mandir"):
         parser.add_argument("--" + option, required=True)
     parser.add_argument("--tools", action="store_true")
+    parser.add_argument("--man", action="store_true")
     args = parser.parse_args()
 
     shutil.rmtree(args.prefix, ignore_errors=True)

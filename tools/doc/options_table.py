@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
 """Reads src/platform/options_table.h, the one declaration of corealloc's
-environment variables, for what documents them (the README's options table,
-the manual).
+environment variables, for what documents them: the README's options
+table and the man pages.
 
-usage: options_table.py [HEADER] --markdown   prints the README's env rows
+usage: options_table.py [HEADER] --markdown
+           prints the README's env rows
+       options_table.py [HEADER] --man TEMPLATE OUTPUT VERSION
+           writes a man page: TEMPLATE with @VERSION@, and the lines
+           @ENVIRONMENT@ (the options), @INTERNAL@ (the variables users do
+           not set) and @OPTION_NAMES@ (corealloc run's --option names)
+           replaced
 """
 from __future__ import annotations
 
@@ -23,6 +29,17 @@ class Variable:
     default: str
     choices: tuple[str, ...]
     meaning: str
+
+    @property
+    def user_facing(self) -> bool:
+        # Variables that are no option are set by the tool or the tests, but
+        # COREALLOC_OPTIONS, which the user sets.
+        return bool(self.kind) or self.name == "COREALLOC_OPTIONS"
+
+    @property
+    def option_name(self) -> str:
+        """The name `corealloc run --option` takes: stats_file."""
+        return self.name[len("COREALLOC_"):].lower()
 
 
 def _join(literals: str) -> str:
@@ -46,20 +63,47 @@ def read(header: str = HEADER) -> list[Variable]:
 
 
 def markdown_row(v: Variable) -> str:
-    # Variables that are no option are set by the tool or the tests, but
-    # COREALLOC_OPTIONS, which the user sets.
-    kind = "env" if v.kind or v.name == "COREALLOC_OPTIONS" else "env (internal)"
+    kind = "env" if v.user_facing else "env (internal)"
     default = f"`{v.default}`" if v.default else "unset"
     return f"| `{v.name}` | {kind} | {default} | {v.meaning} |"
 
 
+def troff(text: str) -> str:
+    """The table's markdown-ish text (`code` spans) as one line of troff."""
+    text = text.replace("\\", "\\e")
+    text = re.sub(r"`([^`]*)`", lambda m: r"\fB" + m[1].replace("-", r"\-") + r"\fR", text)
+    return "\\&" + text if text.startswith((".", "'")) else text
+
+
+def man_entry(v: Variable) -> str:
+    default = f" (default \\fB{troff(v.default)}\\fR)" if v.default else ""
+    return f".TP\n.B {v.name}{default}\n{troff(v.meaning)}"
+
+
+def man_page(template: str, version: str, variables: list[Variable]) -> str:
+    sections = {
+        "@ENVIRONMENT@": "\n".join(man_entry(v) for v in variables if v.user_facing),
+        "@INTERNAL@": "\n".join(man_entry(v) for v in variables if not v.user_facing),
+        "@OPTION_NAMES@": ",\n".join(rf"\fB{v.option_name}\fR" for v in variables if v.kind) + ".",
+    }
+    lines = [sections.get(line, line) for line in template.replace("@VERSION@", version).split("\n")]
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
-    header = argv[0] if argv and not argv[0].startswith("-") else HEADER
-    if "--markdown" not in argv:
+    header = argv.pop(0) if argv and not argv[0].startswith("-") else HEADER
+    variables = read(header)
+    if argv == ["--markdown"]:
+        for v in variables:
+            print(markdown_row(v))
+    elif len(argv) == 4 and argv[0] == "--man":
+        with open(argv[1]) as f:
+            template = f.read()
+        with open(argv[2], "w") as f:
+            f.write(man_page(template, argv[3], variables))
+    else:
         print(__doc__)
         return 2
-    for v in read(header):
-        print(markdown_row(v))
     return 0
 
 
