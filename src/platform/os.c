@@ -199,6 +199,8 @@ void os_sleep_ns(uint64_t ns)
     errno = saved;
 }
 
+unsigned long os_process_id(void) { return (unsigned long)getpid(); }
+
 int os_write_all(int fd, const char *buf, size_t len)
 {
     int saved = errno, failure = 0;

@@ -38,7 +38,7 @@ def expected_files(args):
         python = "lib/corealloc/python/corealloc_cli"
         sources = os.listdir(os.path.join(ROOT, "tools", "cli", "corealloc_cli"))
         files |= {f"{python}/{name}" for name in sources if name.endswith(".py")}
-        files |= {"bin/corealloc",
+        files |= {f"{python}/build_info.py", f"{python}/option_names.py", "bin/corealloc",
                   "lib/corealloc/corealloc-replay", "lib/corealloc/libcorealloc_hist.so",
                   "lib/corealloc/libcorealloc_trace.so"}
     return files
