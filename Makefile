@@ -8,7 +8,7 @@ CMAKE_FLAGS ?=
 VENV        ?= .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all release debug test test-release test-debug check-aarch64 bench bench-quick install venv clean
+.PHONY: all release debug test test-release test-debug check-aarch64 bench bench-quick install deb venv clean
 
 all: release
 
@@ -53,6 +53,10 @@ bench-quick: release venv
 
 install: release
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The Debian package of what install installs, in $(BUILD)/corealloc_<version>_<arch>.deb.
+deb: release
+	cd $(BUILD) && cpack -G DEB
 
 clean:
 	rm -rf $(BUILD) $(DEBUG_BUILD) $(AARCH64_BUILD)

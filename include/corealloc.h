@@ -9,6 +9,21 @@
 
 #include <stddef.h>
 
+/* The version of this header; corealloc_version() gives the library's.
+ * CMakeLists.txt reads the project's version from these three lines. */
+#define COREALLOC_VERSION_MAJOR 0
+#define COREALLOC_VERSION_MINOR 1
+#define COREALLOC_VERSION_PATCH 0
+/* One number for comparisons: 0.1.0 is 100, 1.2.3 is 10203. */
+#define COREALLOC_VERSION \
+    (COREALLOC_VERSION_MAJOR * 10000 + COREALLOC_VERSION_MINOR * 100 + COREALLOC_VERSION_PATCH)
+#define COREALLOC_STRINGIFY_(x) #x
+#define COREALLOC_STRINGIFY(x) COREALLOC_STRINGIFY_(x)
+/* "0.1.0" */
+#define COREALLOC_VERSION_STRING                                                   \
+    COREALLOC_STRINGIFY(COREALLOC_VERSION_MAJOR) "." COREALLOC_STRINGIFY(           \
+        COREALLOC_VERSION_MINOR) "." COREALLOC_STRINGIFY(COREALLOC_VERSION_PATCH)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -43,6 +58,10 @@ size_t corealloc_trim(void);
 size_t corealloc_stats_snprint(char *buf, size_t size, int json);
 /* Writes the report to a file descriptor. Returns 0, or -1 with errno. */
 int corealloc_stats_write(int fd, int json);
+
+/* The library's version, as COREALLOC_VERSION_STRING: a program can
+ * compare the library it runs on with the header it was built against. */
+const char *corealloc_version(void);
 
 /* Name of the active front end: "rseq", "per-thread", or an ablation name. */
 const char *corealloc_frontend(void);

@@ -99,6 +99,7 @@ EXPORT size_t corealloc_usable_size(const void *ptr) { return alloc_usable_size(
 EXPORT void *corealloc_object_start(const void *ptr) { return alloc_object_start(ptr); }
 EXPORT size_t corealloc_object_size(const void *ptr) { return alloc_object_size(ptr); }
 EXPORT size_t corealloc_trim(void) { return alloc_trim(); }
+EXPORT const char *corealloc_version(void) { return COREALLOC_VERSION_STRING; }
 EXPORT const char *corealloc_frontend(void)
 {
     init_ensure();

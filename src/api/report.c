@@ -247,11 +247,39 @@ int report_write(int fd, bool json)
     return s.error;
 }
 
+/* COREALLOC_STATS_FILE with every "%p" replaced by the process id, so each
+ * process of a program that forks or runs others keeps its own report.
+ * False when the name does not fit. */
+static bool stats_file_path(char *out, size_t size)
+{
+    char pid[24];
+    int pid_len = snprintf(pid, sizeof pid, "%lu", os_process_id());
+    size_t len = 0;
+    for (const char *in = opt.stats_file; *in; in++) {
+        const char *piece = in;
+        size_t n = 1;
+        if (in[0] == '%' && in[1] == 'p') {
+            piece = pid;
+            n = (size_t)pid_len;
+            in++;
+        }
+        if (len + n >= size)
+            return false;
+        __builtin_memcpy(out + len, piece, n);
+        len += n;
+    }
+    out[len] = '\0';
+    return true;
+}
+
 void report_at_exit(void)
 {
     if (opt.stats == STATS_OFF)
         return;
-    int fd = opt.stats_file ? os_create_file(opt.stats_file) : 2;
+    char path[4096];
+    if (opt.stats_file && !stats_file_path(path, sizeof path))
+        return;
+    int fd = opt.stats_file ? os_create_file(path) : 2;
     if (fd < 0)
         return;
     report_write(fd, opt.stats == STATS_JSON);

@@ -21,7 +21,8 @@
     OPTION(STATS, stats, CHOICE, "0", "0|1|json",                                                 \
            "report at exit: `0` none, `1` text, `json` one JSON object")                          \
     OPTION(STATS_FILE, stats_file, STRING, "", "",                                                \
-           "write the exit report to this file instead of stderr")                                \
+           "write the exit report to this file instead of stderr; `%p` in the name becomes the "  \
+           "process id")                                                                          \
     OPTION(ABORT_ON_ERROR, abort_on_error, BOOL, "0", "",                                         \
            "abort on an invalid `free` instead of reporting it and going on")                     \
     OPTION(ZONES, zones, BOOL, "1", "",                                                           \

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -204,21 +203,6 @@ uint64_t os_monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uintptr_t os_random_word(void)
-{
-    uint64_t word = os_monotonic_ns() ^ (uintptr_t)&word;
-    const unsigned char *bytes = (const unsigned char *)getauxval(AT_RANDOM);
-    if (bytes) {
-        uint64_t random;
-        memcpy(&random, bytes + 8, sizeof random); /* the first 8 are glibc's stack canary */
-        word ^= random;
-    }
-    /* Spread every input bit over the word (a finaliser of splitmix64). */
-    word ^= word >> 31;
-    word *= 0x9e3779b97f4a7c15ull;
-    return (uintptr_t)(word ^ (word >> 29));
-}
-
 void os_sleep_ns(uint64_t ns)
 {
     struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
@@ -227,6 +211,8 @@ void os_sleep_ns(uint64_t ns)
         ;
     errno = saved;
 }
+
+unsigned long os_process_id(void) { return (unsigned long)getpid(); }
 
 int os_write_all(int fd, const char *buf, size_t len)
 {

@@ -54,9 +54,7 @@ size_t os_read_small_file(const char *path, char *buf, size_t size);
 size_t os_rss_current(void);
 size_t os_rss_peak(void);
 uint64_t os_monotonic_ns(void);
-/* A word no other process can guess: the kernel's random bytes for this
- * process (AT_RANDOM), mixed with where and when we run. */
-uintptr_t os_random_word(void);
+unsigned long os_process_id(void);
 /* write(2) until done. Returns 0, or the errno of the failure (errno itself
  * is left alone: diagnostics must not disturb the caller's). */
 int os_write_all(int fd, const char *buf, size_t len);

@@ -2,12 +2,12 @@
 from tool_test import arguments, corealloc, expect_equal, expect_in
 
 args = arguments()
-_, err = corealloc(args, "run", "--library", args.probe, "--stats", "--option", "decay_ms=250",
-                   "--option", "Arena_Count=4", "--", "/bin/sh", "-c", "exit 0")
+_, err = corealloc(args, "run", "--library", args.probe, "--stats", "--option", "purge_delay_ms=250",
+                   "--option", "Retain_Bytes=4M", "--", "/bin/sh", "-c", "exit 0")
 expect_in("preloaded", "run_probe loaded", err)
 expect_in("stats", "run_probe env COREALLOC_STATS=1", err)
-expect_in("option", "run_probe env COREALLOC_DECAY_MS=250", err)
-expect_in("option names are upper-cased", "run_probe env COREALLOC_ARENA_COUNT=4", err)
+expect_in("option", "run_probe env COREALLOC_PURGE_DELAY_MS=250", err)
+expect_in("option names are upper-cased", "run_probe env COREALLOC_RETAIN_BYTES=4M", err)
 _, err = corealloc(args, "run", "--library", args.probe, "--", "/bin/sh", "-c", "exit 0")
 expect_equal("no stats unless asked", "COREALLOC_STATS" in err, False)
 corealloc(args, "run", "--library", args.probe, "--", "/bin/sh", "-c", "exit 5", expect_status=5)

@@ -3,6 +3,7 @@ package, the corealloc library, and the allocators a replay can compare."""
 import os
 import subprocess
 
+from . import build_info
 from .errors import ToolError
 
 # The package sits in <tool dir>/python/corealloc_cli.
@@ -38,16 +39,16 @@ def replayer():
 
 
 def corealloc_library(override=None):
-    """libcorealloc.so: --library, else installed (lib/) or build tree (src/)."""
+    """libcorealloc.so.N: --library, else installed (lib/) or build tree (src/)."""
     if override:
         if not os.path.isfile(override):
             raise ToolError(f"library not found: {override}")
         return os.path.realpath(override)
-    for candidate in (os.path.join(TOOL_DIR, "..", "libcorealloc.so"),
-                      os.path.join(TOOL_DIR, "..", "src", "libcorealloc.so")):
+    for candidate in (os.path.join(TOOL_DIR, "..", build_info.LIBRARY),
+                      os.path.join(TOOL_DIR, "..", "src", build_info.LIBRARY)):
         if os.path.isfile(candidate):
             return os.path.realpath(candidate)
-    raise ToolError("cannot find libcorealloc.so next to the tool; pass --library PATH")
+    raise ToolError(f"cannot find {build_info.LIBRARY} next to the tool; pass --library PATH")
 
 
 def _system_library(soname):

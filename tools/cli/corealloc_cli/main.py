@@ -2,18 +2,24 @@
 import argparse
 import sys
 
-from . import hist_cmd, locate, run_cmd, trace_cmd
+from . import build_info, hist_cmd, locate, option_names, run_cmd, trace_cmd
 from .errors import ToolError
 
 COMMAND_HELP = "-- PROGRAM ARGS...: the program to run"
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="corealloc", description="Tools for the corealloc allocator.")
-    commands = parser.add_subparsers(dest="command_name", required=True)
+    parser = argparse.ArgumentParser(prog="corealloc", description="Tools for the corealloc allocator.",
+                                     epilog="The manual: man corealloc (the tool), man 3 corealloc "
+                                            "(the library and its options).")
+    parser.add_argument("--version", action="version", version=f"corealloc {build_info.VERSION}")
+    commands = parser.add_subparsers(dest="command_name")
 
-    run = commands.add_parser("run", help="run a program on corealloc")
-    run.add_argument("--stats", action="store_true", help="print corealloc's report when the program exits")
+    run = commands.add_parser("run", help="run a program on corealloc",
+                              epilog=f"option names: {', '.join(option_names.NAMES)} "
+                                     "(man 3 corealloc, ENVIRONMENT)")
+    run.add_argument("--stats", action="store_true",
+                     help="print corealloc's report when the program exits (each process's, on stderr)")
     run.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                      help="set corealloc option NAME (as COREALLOC_NAME=VALUE); repeatable")
     run.add_argument("--library", metavar="PATH", help="the libcorealloc.so to use")
@@ -71,7 +77,11 @@ def _validate(args):
 
 
 def main(argv):
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command_name is None:
+        parser.print_help()
+        return 0
     try:
         _validate(args)
         return args.handler(args)
