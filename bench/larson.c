@@ -20,10 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
 
-#define USAGE "larson [-t threads] [-d seconds] [-n blocks-per-thread] [-m min-size] [-M max-size] " \
-              "[-r operations-per-thread-lifetime] [-s seed]"
 
 struct lane {
     _Alignas(BENCH_CACHE_LINE) void **blocks;
@@ -92,21 +89,20 @@ int main(int argc, char **argv)
     long threads = 1;
     double seconds = 1.0;
     long seed = 1;
-    int option;
-    while ((option = getopt(argc, argv, "t:d:n:m:M:r:s:")) != -1) {
-        switch (option) {
-        case 't': threads = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'd': seconds = bench_arg_double("-d seconds", optarg, 0.001, 3600); break;
-        case 'n': blocks_per_lane = bench_arg_long("-n blocks", optarg, 1, 100000000); break;
-        case 'm': min_size = bench_arg_long("-m min-size", optarg, 1, 1L << 30); break;
-        case 'M': max_size = bench_arg_long("-M max-size", optarg, 1, 1L << 30); break;
-        case 'r': operations_per_lifetime = bench_arg_long("-r operations", optarg, 1, 1L << 40); break;
-        case 's': seed = bench_arg_long("-s seed", optarg, 0, 1L << 62); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc || max_size < min_size)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_THREADS(&threads),
+        BENCH_SECONDS(&seconds),
+        BENCH_LONG('n', "blocks", &blocks_per_lane, 1, 100000000),
+        BENCH_LONG('m', "min-size", &min_size, 1, 1L << 30),
+        BENCH_LONG('M', "max-size", &max_size, 1, 1L << 30),
+        BENCH_LONG('r', "operations", &operations_per_lifetime, 1, 1L << 40),
+        BENCH_SEED('s', &seed),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "larson", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
+    if (max_size < min_size)
+        bench_usage(&command);
 
     struct lane *lanes = bench_alloc_lines((size_t)threads, sizeof *lanes);
     for (long t = 0; t < threads; t++) {

@@ -16,9 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
 
-#define USAGE "xmalloc [-t threads] [-d seconds] [-s max-size]"
 
 #define BLOCKS_PER_BATCH 64
 /* Queue bound: producers wait when consumers fall this far behind. */
@@ -83,17 +81,14 @@ int main(int argc, char **argv)
 {
     long threads = 2;
     double seconds = 1.0;
-    int option;
-    while ((option = getopt(argc, argv, "t:d:s:")) != -1) {
-        switch (option) {
-        case 't': threads = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'd': seconds = bench_arg_double("-d seconds", optarg, 0.001, 3600); break;
-        case 's': max_size = bench_arg_long("-s max-size", optarg, 16, 1L << 30); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_THREADS(&threads),
+        BENCH_SECONDS(&seconds),
+        BENCH_LONG('s', "max-size", &max_size, 16, 1L << 30),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "xmalloc", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
     /* One thread still needs a partner: -t 1 runs one of each. */
     long producers = threads / 2 > 0 ? threads / 2 : 1;
