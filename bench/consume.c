@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-
 /* A few batches in flight per consumer let the producer run ahead a little
  * without letting memory grow with the consumers' lag. */
 #define CONSUMER_INBOX_BATCHES 4

@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-
 #define RING_SLOTS 256 /* a power of two */
 
 /* Written by the predecessor (tail) and the owner (head) on separate lines. */

@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-
 static struct bench_gate gate;
 static long chunks_per_thread = 1000000;
 static long chunk_size = 100;
@@ -60,7 +59,7 @@ int main(int argc, char **argv)
     const struct bench_command command = { "heaptest", options, NULL, 0, 0 };
     bench_parse_command(&command, argc, argv);
 
-    double elapsed = bench_run_gated(&gate, threads, worker_body);
+    double elapsed = bench_run_gated(&gate, threads, worker_body, NULL, 0);
     double pairs = (double)chunks_per_thread * (double)threads;
     bench_result("heaptest", "threads=%ld chunks_per_thread=%ld size=%ld batch=%ld seconds=%.6f pairs_per_sec=%.1f",
                  threads, chunks_per_thread, chunk_size, batch, elapsed, pairs / elapsed);

@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-
 static struct bench_gate gate;
 static long pairs_per_thread = 1000000;
 static long block_size = 64;
@@ -40,7 +39,7 @@ int main(int argc, char **argv)
     const struct bench_command command = { "linux-scalability", options, NULL, 0, 0 };
     bench_parse_command(&command, argc, argv);
 
-    double elapsed = bench_run_gated(&gate, threads, worker_body);
+    double elapsed = bench_run_gated(&gate, threads, worker_body, NULL, 0);
     double pairs = (double)pairs_per_thread * (double)threads;
     bench_result("linux-scalability", "threads=%ld pairs_per_thread=%ld size=%ld seconds=%.6f pairs_per_sec=%.1f",
                  threads, pairs_per_thread, block_size, elapsed, pairs / elapsed);

@@ -14,8 +14,7 @@
 #include <stdlib.h>
 
 struct worker {
-    _Alignas(BENCH_CACHE_LINE) pthread_t thread;
-    uint64_t pairs;
+    _Alignas(BENCH_CACHE_LINE) uint64_t pairs;
 };
 
 static struct bench_gate gate;
@@ -63,20 +62,11 @@ int main(int argc, char **argv)
     block_size = bench_arg_long("SIZE", argv[first + 2], 1, 1L << 30);
 
     struct worker *workers = bench_alloc_lines((size_t)threads, sizeof *workers);
-    bench_gate_init(&gate, (int)threads);
-    for (long t = 0; t < threads; t++)
-        workers[t].thread = bench_thread_start(worker_body, &workers[t]);
-    double start = bench_gate_open_when_ready(&gate);
-    bench_sleep_seconds(seconds);
-    atomic_store(&stop_requested, true);
+    double elapsed = bench_run_gated_for(&gate, threads, worker_body, workers, sizeof *workers, seconds,
+                                         &stop_requested);
     uint64_t pairs = 0;
-    for (long t = 0; t < threads; t++) {
-        bench_thread_join(workers[t].thread);
+    for (long t = 0; t < threads; t++)
         pairs += workers[t].pairs;
-    }
-    /* The clock stops after the join: batches finished after the stop
-     * request are counted, so their time must be too. */
-    double elapsed = bench_now_seconds() - start;
     bench_gate_destroy(&gate);
     free(workers);
     bench_result("mmicro", "threads=%ld blocks=%ld size=%ld seconds=%.6f pairs=%llu pairs_per_sec=%.1f",

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define BLOCK_COUNT 80
 #define BASE_SIZE 80
 #define BIG_BLOCK_STEPS 100

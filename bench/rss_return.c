@@ -36,7 +36,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 #define SMALL_MIN 16
 #define SMALL_MAX 1024
 #define LARGE_MIN ((size_t)64 << 10)

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define SMALL_MIN 16
 #define SMALL_MAX 4096
 #define CHURN_RING 8

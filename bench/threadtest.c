@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-
 struct worker {
     _Alignas(BENCH_CACHE_LINE) pthread_t thread;
     long objects;

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static void *load_link(const void *block)
 {
     void *link;

@@ -20,7 +20,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-
 /* Default queue bound: producers wait when consumers fall this far behind. */
 #define QUEUED_BATCHES_PER_CONSUMER 4
 

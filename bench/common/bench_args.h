@@ -34,7 +34,7 @@ struct bench_option {
 #define BENCH_THREADS(value) BENCH_LONG('t', "threads", value, 1, 4096)
 #define BENCH_SECONDS(value) BENCH_DOUBLE('d', "seconds", value, 0.001, 3600)
 #define BENCH_SEED(letter, value) BENCH_LONG(letter, "seed", value, 0, 1L << 62)
-#define BENCH_OPTIONS_END { 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define BENCH_OPTIONS_END { 0, 0, BENCH_OPTION_LONG, 0, 0, 0, 0, 0, 0 }
 
 struct bench_command {
     const char *name;
@@ -54,6 +54,6 @@ double bench_arg_double(const char *what, const char *text, double min, double m
 
 /* Prints the command's usage line and exits with status 2 (for checks
  * between options that the table cannot express). */
-_Noreturn void bench_usage(const struct bench_command *command);
+__attribute__((noreturn)) void bench_usage(const struct bench_command *command);
 
 #endif
