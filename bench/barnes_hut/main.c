@@ -18,7 +18,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-
 #define THETA 0.5
 #define TIME_STEP 1e-4
 
