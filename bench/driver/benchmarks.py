@@ -199,14 +199,14 @@ BY_NAME = {benchmark.name: benchmark for benchmark in SUITE}
 
 
 def select(names: list[str] | None) -> tuple[list[Benchmark], list[str]]:
-    """The benchmarks asked for ("lfstack" means all four patterns,
+    """The benchmarks asked for (a program's name means all its rows:
+    "lfstack" the four patterns, "larson" larson and larson-standard;
     "memory" the memory benchmarks), and the names that matched nothing."""
     if not names:
         return list(SUITE), []
     chosen, unknown = [], []
     for name in names:
-        matches = [b for b in SUITE if b.name == name or b.name.startswith(name + "-") and b.program == name
-                   or name == "memory" and b.memory]
+        matches = [b for b in SUITE if name in (b.name, b.program) or name == "memory" and b.memory]
         if matches:
             chosen.extend(m for m in matches if m not in chosen)
         else:
