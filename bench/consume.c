@@ -12,9 +12,6 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-#define USAGE "consume [-t consumer-threads] [-i iterations] [-n batch] [-s size]"
 
 /* A few batches in flight per consumer let the producer run ahead a little
  * without letting memory grow with the consumers' lag. */
@@ -78,18 +75,15 @@ static void *consumer_body(void *arg)
 
 int main(int argc, char **argv)
 {
-    int option;
-    while ((option = getopt(argc, argv, "t:i:n:s:")) != -1) {
-        switch (option) {
-        case 't': consumer_count = bench_arg_long("-t consumer-threads", optarg, 1, 4096); break;
-        case 'i': iterations = bench_arg_long("-i iterations", optarg, 1, 1L << 40); break;
-        case 'n': batch_size = bench_arg_long("-n batch", optarg, 1, 100000000); break;
-        case 's': block_size = bench_arg_long("-s size", optarg, 1, 1L << 30); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_LONG('t', "consumer-threads", &consumer_count, 1, 4096),
+        BENCH_LONG('i', "iterations", &iterations, 1, 1L << 40),
+        BENCH_LONG('n', "batch", &batch_size, 1, 100000000),
+        BENCH_LONG('s', "size", &block_size, 1, 1L << 30),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "consume", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
     consumers = bench_alloc_lines((size_t)consumer_count, sizeof *consumers);
     bench_gate_init(&gate, (int)consumer_count + 1);

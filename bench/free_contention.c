@@ -16,9 +16,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-#define USAGE "free-contention [-t threads] [-d seconds] [-s size]"
 
 #define RING_SLOTS 256 /* a power of two */
 
@@ -94,17 +91,14 @@ int main(int argc, char **argv)
 {
     long threads = 2;
     double seconds = 1.0;
-    int option;
-    while ((option = getopt(argc, argv, "t:d:s:")) != -1) {
-        switch (option) {
-        case 't': threads = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'd': seconds = bench_arg_double("-d seconds", optarg, 0.001, 3600); break;
-        case 's': block_size = bench_arg_long("-s size", optarg, 1, 1L << 30); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_THREADS(&threads),
+        BENCH_SECONDS(&seconds),
+        BENCH_LONG('s', "size", &block_size, 1, 1L << 30),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "free-contention", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
     struct worker *workers = bench_alloc_lines((size_t)threads, sizeof *workers);
     for (long t = 0; t < threads; t++)

@@ -11,9 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-#define USAGE "heaptest [-t threads] [-n chunks-per-thread] [-s size] [-b batch]"
 
 static struct bench_gate gate;
 static long chunks_per_thread = 1000000;
@@ -52,20 +49,17 @@ static void *worker_body(void *arg)
 int main(int argc, char **argv)
 {
     long threads = 1;
-    int option;
-    while ((option = getopt(argc, argv, "t:n:s:b:")) != -1) {
-        switch (option) {
-        case 't': threads = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'n': chunks_per_thread = bench_arg_long("-n chunks-per-thread", optarg, 1, 1L << 40); break;
-        case 's': chunk_size = bench_arg_long("-s size", optarg, 1, 1L << 34); break;
-        case 'b': batch = bench_arg_long("-b batch", optarg, 1, 100000000); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_THREADS(&threads),
+        BENCH_LONG('n', "chunks-per-thread", &chunks_per_thread, 1, 1L << 40),
+        BENCH_LONG('s', "size", &chunk_size, 1, 1L << 34),
+        BENCH_LONG('b', "batch", &batch, 1, 100000000),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "heaptest", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
-    double elapsed = bench_run_gated(&gate, threads, worker_body);
+    double elapsed = bench_run_gated(&gate, threads, worker_body, NULL, 0);
     double pairs = (double)chunks_per_thread * (double)threads;
     bench_result("heaptest", "threads=%ld chunks_per_thread=%ld size=%ld batch=%ld seconds=%.6f pairs_per_sec=%.1f",
                  threads, chunks_per_thread, chunk_size, batch, elapsed, pairs / elapsed);

@@ -1,35 +1,38 @@
 /* larson (Larson & Krishnan's server simulation, with seed 000's start
- * barrier): each of T lanes owns an array of live blocks, first filled by
- * the main thread; a worker repeatedly frees a random block and allocates a
- * random-sized replacement. After a fixed number of operations the worker
- * hands its lane to a newly created thread and exits, as server threads come
- * and go, so blocks are freed by threads other than their allocator. Only
- * the first generation waits at the gate, so no thread works before the
- * clock starts. Reports operations (free + malloc) per second. */
+ * barrier). The main thread allocates every lane's blocks, deals them to
+ * the lanes in a random order and replaces four times as many at random, so
+ * a lane starts with blocks the main thread allocated next to other lanes'.
+ * Each of T lanes is then worked by a thread that repeatedly frees a random
+ * block of its lane and allocates a random-sized replacement. After a fixed
+ * number of replacements the thread hands its lane to a newly created
+ * thread and exits, as server threads come and go, so blocks are freed by
+ * threads other than their allocator. Only the first generation waits at the
+ * gate, so no thread works before the clock starts.
+ *
+ * The standard invocation "larson SECONDS MIN MAX BLOCKS ROUNDS SEED THREADS"
+ * (e.g. 5 8 1000 5000 100 4141 N) is accepted as it is: sizes in [MIN, MAX),
+ * BLOCKS blocks per lane, ROUNDS x BLOCKS replacements per thread lifetime.
+ * Reports operations (free + malloc) per second, and allocations per second
+ * (the standard's "throughput"). */
 #include "bench_args.h"
 #include "bench_clock.h"
 #include "bench_gate.h"
 #include "bench_layout.h"
 #include "bench_report.h"
-#include "rng.h"
-#include "bench_tag.h"
 #include "bench_threads.h"
+#include "rng.h"
 
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-#define USAGE "larson [-t threads] [-d seconds] [-n blocks-per-thread] [-m min-size] [-M max-size] " \
-              "[-r operations-per-thread-lifetime] [-s seed]"
+#include <string.h>
 
 struct lane {
     _Alignas(BENCH_CACHE_LINE) void **blocks;
-    size_t *sizes;
     struct rng rng;
-    uint64_t operations;
+    uint64_t replacements;
     uint64_t generations;
 };
 
@@ -39,23 +42,38 @@ static atomic_bool stop_requested;
 static long blocks_per_lane = 1000;
 static long min_size = 10;
 static long max_size = 500;
-static long operations_per_lifetime = 10000;
+static long replacements_per_lifetime = 10000;
 
-static void *allocate_block(struct lane *lane, long slot)
+/* A block's first word holds its own address, scrambled: written on
+ * allocation and checked before the free, it catches blocks handed out
+ * twice at the cost of the one cache line the standard program touches
+ * (blocks are at least 8 bytes, MIN_SIZE). */
+#define MIN_SIZE ((long)sizeof(uint64_t))
+#define TAG_KEY 0x5bd1e9955bd1e995ull
+
+static void *allocate(struct rng *rng)
 {
-    size_t size = (size_t)(min_size + (long)rng_below(&lane->rng, (uint64_t)(max_size - min_size + 1)));
+    size_t size = (size_t)(min_size + (long)rng_below(rng, (uint64_t)(max_size - min_size + 1)));
     void *block = bench_check_alloc(malloc(size), "larson block");
-    bench_tag_write(block, size, (uint64_t)slot ^ lane->rng.state);
-    lane->blocks[slot] = block;
-    lane->sizes[slot] = size;
+    uint64_t tag = (uint64_t)(uintptr_t)block ^ TAG_KEY;
+    memcpy(block, &tag, sizeof tag);
     return block;
 }
 
-static void release_block(struct lane *lane, long slot)
+static void release(void *block)
 {
-    if (!bench_tag_intact(lane->blocks[slot], lane->sizes[slot]))
-        bench_check_failed("larson block in slot %ld was overwritten while live", slot);
-    free(lane->blocks[slot]);
+    uint64_t tag;
+    memcpy(&tag, block, sizeof tag);
+    if (tag != ((uint64_t)(uintptr_t)block ^ TAG_KEY))
+        bench_check_failed("larson block %p was overwritten while live", block);
+    free(block);
+}
+
+static void replace(void **blocks, long count, struct rng *rng)
+{
+    long slot = (long)rng_below(rng, (uint64_t)count);
+    release(blocks[slot]);
+    blocks[slot] = allocate(rng);
 }
 
 static void *lane_worker(void *arg);
@@ -73,18 +91,34 @@ static void *lane_worker(void *arg)
     if (lane->generations == 0)
         bench_gate_pass(&gate);
     lane->generations++;
-    for (long op = 0; op < operations_per_lifetime; op++) {
+    for (long i = 0; i < replacements_per_lifetime; i++) {
         if (atomic_load_explicit(&stop_requested, memory_order_relaxed)) {
             sem_post(&lanes_finished);
             return NULL;
         }
-        long slot = (long)rng_below(&lane->rng, (uint64_t)blocks_per_lane);
-        release_block(lane, slot);
-        allocate_block(lane, slot);
-        lane->operations += 2;
+        replace(lane->blocks, blocks_per_lane, &lane->rng);
+        lane->replacements++;
     }
     hand_over(lane);
     return NULL;
+}
+
+/* The main thread's warm-up: every block allocated here, dealt to the lanes
+ * in a random permutation, then 4 x all of them replaced at random. */
+static void **warm_up(long total, struct rng *rng)
+{
+    void **blocks = bench_check_alloc(malloc((size_t)total * sizeof *blocks), "larson block table");
+    for (long i = 0; i < total; i++)
+        blocks[i] = allocate(rng);
+    for (long i = total; i > 1; i--) {
+        long j = (long)rng_below(rng, (uint64_t)i);
+        void *swap = blocks[j];
+        blocks[j] = blocks[i - 1];
+        blocks[i - 1] = swap;
+    }
+    for (long i = 0; i < 4 * total; i++)
+        replace(blocks, total, rng);
+    return blocks;
 }
 
 int main(int argc, char **argv)
@@ -92,30 +126,38 @@ int main(int argc, char **argv)
     long threads = 1;
     double seconds = 1.0;
     long seed = 1;
-    int option;
-    while ((option = getopt(argc, argv, "t:d:n:m:M:r:s:")) != -1) {
-        switch (option) {
-        case 't': threads = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'd': seconds = bench_arg_double("-d seconds", optarg, 0.001, 3600); break;
-        case 'n': blocks_per_lane = bench_arg_long("-n blocks", optarg, 1, 100000000); break;
-        case 'm': min_size = bench_arg_long("-m min-size", optarg, 1, 1L << 30); break;
-        case 'M': max_size = bench_arg_long("-M max-size", optarg, 1, 1L << 30); break;
-        case 'r': operations_per_lifetime = bench_arg_long("-r operations", optarg, 1, 1L << 40); break;
-        case 's': seed = bench_arg_long("-s seed", optarg, 0, 1L << 62); break;
-        default: bench_usage(USAGE);
-        }
+    const struct bench_option options[] = {
+        BENCH_THREADS(&threads),
+        BENCH_SECONDS(&seconds),
+        BENCH_LONG('n', "blocks-per-thread", &blocks_per_lane, 1, 100000000),
+        BENCH_LONG('m', "min-size", &min_size, MIN_SIZE, 1L << 30),
+        BENCH_LONG('M', "max-size", &max_size, 1, 1L << 30),
+        BENCH_LONG('r', "replacements-per-thread-lifetime", &replacements_per_lifetime, 1, 1L << 40),
+        BENCH_SEED('s', &seed),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "larson", options, "[SECONDS MIN MAX BLOCKS ROUNDS SEED THREADS]", 0, 7 };
+    int first = bench_parse_command(&command, argc, argv);
+    if (first < argc) {
+        if (argc - first != 7)
+            bench_usage(&command);
+        seconds = bench_arg_double("SECONDS", argv[first], 0.001, 3600);
+        min_size = bench_arg_long("MIN", argv[first + 1], MIN_SIZE, 1L << 30);
+        max_size = bench_arg_long("MAX", argv[first + 2], min_size + 1, 1L << 30) - 1;
+        blocks_per_lane = bench_arg_long("BLOCKS", argv[first + 3], 1, 100000000);
+        replacements_per_lifetime = bench_arg_long("ROUNDS", argv[first + 4], 1, 1L << 30) * blocks_per_lane;
+        seed = bench_arg_long("SEED", argv[first + 5], 0, 1L << 62);
+        threads = bench_arg_long("THREADS", argv[first + 6], 1, 4096);
     }
-    if (optind != argc || max_size < min_size)
-        bench_usage(USAGE);
+    if (max_size < min_size)
+        bench_usage(&command);
 
+    struct rng main_rng = rng_seeded((uint64_t)seed);
+    void **blocks = warm_up(threads * blocks_per_lane, &main_rng);
     struct lane *lanes = bench_alloc_lines((size_t)threads, sizeof *lanes);
     for (long t = 0; t < threads; t++) {
-        struct lane *lane = &lanes[t];
-        lane->rng = rng_seeded((uint64_t)seed * 1000003u + (uint64_t)t);
-        lane->blocks = bench_check_alloc(malloc((size_t)blocks_per_lane * sizeof *lane->blocks), "lane blocks");
-        lane->sizes = bench_check_alloc(malloc((size_t)blocks_per_lane * sizeof *lane->sizes), "lane sizes");
-        for (long slot = 0; slot < blocks_per_lane; slot++)
-            allocate_block(lane, slot);
+        lanes[t].blocks = blocks + t * blocks_per_lane;
+        lanes[t].rng = rng_seeded(rng_next(&main_rng));
     }
 
     bench_gate_init(&gate, (int)threads);
@@ -130,20 +172,22 @@ int main(int argc, char **argv)
             ;
     double elapsed = bench_now_seconds() - start;
 
-    uint64_t operations = 0;
+    uint64_t replacements = 0;
     uint64_t generations = 0;
     for (long t = 0; t < threads; t++) {
-        struct lane *lane = &lanes[t];
-        operations += lane->operations;
-        generations += lane->generations;
-        for (long slot = 0; slot < blocks_per_lane; slot++)
-            release_block(lane, slot);
-        free(lane->blocks);
-        free(lane->sizes);
+        replacements += lanes[t].replacements;
+        generations += lanes[t].generations;
     }
+    for (long i = 0; i < threads * blocks_per_lane; i++)
+        release(blocks[i]);
+    free(blocks);
     free(lanes);
-    bench_result("larson", "threads=%ld seconds=%.6f operations=%llu thread_generations=%llu ops_per_sec=%.1f",
-                 threads, elapsed, (unsigned long long)operations, (unsigned long long)generations,
-                 (double)operations / elapsed);
+    bench_result("larson",
+                 "threads=%ld seconds=%.6f blocks_per_thread=%ld min_size=%ld max_size=%ld "
+                 "replacements_per_lifetime=%ld operations=%llu thread_generations=%llu allocs_per_sec=%.1f "
+                 "ops_per_sec=%.1f",
+                 threads, elapsed, blocks_per_lane, min_size, max_size, replacements_per_lifetime,
+                 (unsigned long long)(2 * replacements), (unsigned long long)generations,
+                 (double)replacements / elapsed, 2.0 * (double)replacements / elapsed);
     return 0;
 }

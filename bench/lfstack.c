@@ -16,14 +16,11 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#define USAGE "lfstack [-t threads] [-n operations-per-thread] " \
-              "[-p random|producer-consumer|mostly-producer|mostly-consumer] [-e elimination-slots]"
 
 enum pattern { PATTERN_RANDOM, PATTERN_PRODUCER_CONSUMER, PATTERN_MOSTLY_PRODUCER, PATTERN_MOSTLY_CONSUMER };
 
-static const char *const pattern_names[] = { "random", "producer-consumer", "mostly-producer", "mostly-consumer" };
+static const char *const pattern_names[] = { "random", "producer-consumer", "mostly-producer", "mostly-consumer",
+                                             NULL };
 
 struct worker {
     _Alignas(BENCH_CACHE_LINE) pthread_t thread;
@@ -33,7 +30,7 @@ struct worker {
 
 static struct bench_gate gate;
 static struct lf_stack stack;
-static enum pattern pattern = PATTERN_RANDOM;
+static long pattern = PATTERN_RANDOM; /* an enum pattern */
 static long operations_per_thread = 100000;
 static long thread_count = 1;
 
@@ -73,29 +70,18 @@ static void *worker_body(void *arg)
     return NULL;
 }
 
-static enum pattern parse_pattern(const char *text)
-{
-    for (size_t i = 0; i < sizeof pattern_names / sizeof pattern_names[0]; i++)
-        if (strcmp(text, pattern_names[i]) == 0)
-            return (enum pattern)i;
-    bench_usage(USAGE);
-}
-
 int main(int argc, char **argv)
 {
     long slots = 0;
-    int option;
-    while ((option = getopt(argc, argv, "t:n:p:e:")) != -1) {
-        switch (option) {
-        case 't': thread_count = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'n': operations_per_thread = bench_arg_long("-n operations-per-thread", optarg, 1, 1L << 40); break;
-        case 'p': pattern = parse_pattern(optarg); break;
-        case 'e': slots = bench_arg_long("-e elimination-slots", optarg, 1, 65536); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_THREADS(&thread_count),
+        BENCH_LONG('n', "operations-per-thread", &operations_per_thread, 1, 1L << 40),
+        BENCH_CHOICE('p', "pattern", &pattern, pattern_names),
+        BENCH_LONG('e', "elimination-slots", &slots, 1, 65536),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "lfstack", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
     if (slots == 0) /* room for about one pair in four to meet */
         slots = thread_count / 4 + 1;
 

@@ -8,9 +8,6 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-#define USAGE "linux-scalability [-t threads] [-n pairs-per-thread] [-s size]"
 
 static struct bench_gate gate;
 static long pairs_per_thread = 1000000;
@@ -33,19 +30,16 @@ static void *worker_body(void *arg)
 int main(int argc, char **argv)
 {
     long threads = 1;
-    int option;
-    while ((option = getopt(argc, argv, "t:n:s:")) != -1) {
-        switch (option) {
-        case 't': threads = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'n': pairs_per_thread = bench_arg_long("-n pairs-per-thread", optarg, 1, 1L << 40); break;
-        case 's': block_size = bench_arg_long("-s size", optarg, 1, 1L << 30); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_THREADS(&threads),
+        BENCH_LONG('n', "pairs-per-thread", &pairs_per_thread, 1, 1L << 40),
+        BENCH_LONG('s', "size", &block_size, 1, 1L << 30),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "linux-scalability", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
-    double elapsed = bench_run_gated(&gate, threads, worker_body);
+    double elapsed = bench_run_gated(&gate, threads, worker_body, NULL, 0);
     double pairs = (double)pairs_per_thread * (double)threads;
     bench_result("linux-scalability", "threads=%ld pairs_per_thread=%ld size=%ld seconds=%.6f pairs_per_sec=%.1f",
                  threads, pairs_per_thread, block_size, elapsed, pairs / elapsed);

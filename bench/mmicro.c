@@ -12,13 +12,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-#define USAGE "mmicro [-d seconds] THREADS :BLOCKS SIZE"
 
 struct worker {
-    _Alignas(BENCH_CACHE_LINE) pthread_t thread;
-    uint64_t pairs;
+    _Alignas(BENCH_CACHE_LINE) uint64_t pairs;
 };
 
 static struct bench_gate gate;
@@ -52,37 +48,25 @@ static void *worker_body(void *arg)
 int main(int argc, char **argv)
 {
     double seconds = 1.0;
-    int option;
-    while ((option = getopt(argc, argv, "d:")) != -1) {
-        if (option == 'd')
-            seconds = bench_arg_double("-d seconds", optarg, 0.001, 3600);
-        else
-            bench_usage(USAGE);
-    }
-    if (argc - optind != 3)
-        bench_usage(USAGE);
-    long threads = bench_arg_long("THREADS", argv[optind], 1, 4096);
-    const char *blocks_text = argv[optind + 1];
+    const struct bench_option options[] = {
+        BENCH_SECONDS(&seconds),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "mmicro", options, "THREADS :BLOCKS SIZE", 3, 3 };
+    int first = bench_parse_command(&command, argc, argv);
+    long threads = bench_arg_long("THREADS", argv[first], 1, 4096);
+    const char *blocks_text = argv[first + 1];
     if (blocks_text[0] == ':')
         blocks_text++;
     block_count = bench_arg_long(":BLOCKS", blocks_text, 1, 100000000);
-    block_size = bench_arg_long("SIZE", argv[optind + 2], 1, 1L << 30);
+    block_size = bench_arg_long("SIZE", argv[first + 2], 1, 1L << 30);
 
     struct worker *workers = bench_alloc_lines((size_t)threads, sizeof *workers);
-    bench_gate_init(&gate, (int)threads);
-    for (long t = 0; t < threads; t++)
-        workers[t].thread = bench_thread_start(worker_body, &workers[t]);
-    double start = bench_gate_open_when_ready(&gate);
-    bench_sleep_seconds(seconds);
-    atomic_store(&stop_requested, true);
+    double elapsed = bench_run_gated_for(&gate, threads, worker_body, workers, sizeof *workers, seconds,
+                                         &stop_requested);
     uint64_t pairs = 0;
-    for (long t = 0; t < threads; t++) {
-        bench_thread_join(workers[t].thread);
+    for (long t = 0; t < threads; t++)
         pairs += workers[t].pairs;
-    }
-    /* The clock stops after the join: batches finished after the stop
-     * request are counted, so their time must be too. */
-    double elapsed = bench_now_seconds() - start;
     bench_gate_destroy(&gate);
     free(workers);
     bench_result("mmicro", "threads=%ld blocks=%ld size=%ld seconds=%.6f pairs=%llu pairs_per_sec=%.1f",

@@ -16,9 +16,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#define USAGE "pound [-t threads] [-i iterations]"
 
 #define BLOCK_COUNT 80
 #define BASE_SIZE 80
@@ -99,16 +96,13 @@ static void *worker_body(void *arg)
 int main(int argc, char **argv)
 {
     long threads = 2;
-    int option;
-    while ((option = getopt(argc, argv, "t:i:")) != -1) {
-        switch (option) {
-        case 't': threads = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'i': iterations = bench_arg_long("-i iterations", optarg, 1, 1L << 40); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_THREADS(&threads),
+        BENCH_LONG('i', "iterations", &iterations, 1, 1L << 40),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "pound", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
     /* One untimed iteration first, so the single-threaded run does not
      * alone pay for the heap's first growth. */

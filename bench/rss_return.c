@@ -36,8 +36,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define USAGE "rss-return [-t threads] [-m total-MiB] [-w window-seconds] [-i interval-ms] [-x] [-s seed] [-v]"
-
 #define SMALL_MIN 16
 #define SMALL_MAX 1024
 #define LARGE_MIN ((size_t)64 << 10)
@@ -70,8 +68,7 @@ struct sample {
 };
 
 static long thread_count = 8;
-static uint64_t seed = 1;
-static bool park = true;
+static long seed = 1;
 static struct worker *workers;
 static pthread_barrier_t phase;
 static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -122,7 +119,7 @@ static void wait_phase(void)
  * block cut to what is left (but never under the large minimum). */
 static void allocate_share(struct worker *self)
 {
-    struct rng rng = rng_seeded(seed * 1000003u + (uint64_t)self->index);
+    struct rng rng = rng_seeded((uint64_t)seed * 1000003u + (uint64_t)self->index);
     unsigned char fill = (unsigned char)(0x40 + self->index % 64);
     size_t small_budget = self->share / 2, large_budget = self->share - small_budget;
     struct block *chain = NULL;
@@ -243,22 +240,20 @@ int main(int argc, char **argv)
 {
     long total_mib = 1024;
     double window = 5.0, interval_ms = 10.0;
-    bool verbose = false;
-    int option;
-    while ((option = getopt(argc, argv, "t:m:w:i:xs:v")) != -1) {
-        switch (option) {
-        case 't': thread_count = bench_arg_long("-t threads", optarg, 1, 1024); break;
-        case 'm': total_mib = bench_arg_long("-m total-MiB", optarg, 1, 1L << 20); break;
-        case 'w': window = bench_arg_double("-w window-seconds", optarg, 0.0, 3600.0); break;
-        case 'i': interval_ms = bench_arg_double("-i interval-ms", optarg, 0.1, 10000.0); break;
-        case 'x': park = false; break;
-        case 's': seed = (uint64_t)bench_arg_long("-s seed", optarg, 0, 1L << 62); break;
-        case 'v': verbose = true; break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    bool verbose = false, exit_threads = false;
+    const struct bench_option options[] = {
+        BENCH_LONG('t', "threads", &thread_count, 1, 1024),
+        BENCH_LONG('m', "total-MiB", &total_mib, 1, 1L << 20),
+        BENCH_DOUBLE('w', "window-seconds", &window, 0.0, 3600.0),
+        BENCH_DOUBLE('i', "interval-ms", &interval_ms, 0.1, 10000.0),
+        BENCH_FLAG('x', "threads exit instead of parking", &exit_threads),
+        BENCH_SEED('s', &seed),
+        BENCH_FLAG('v', "verbose", &verbose),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "rss-return", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
+    bool park = !exit_threads;
 
     workers = bench_alloc_lines((size_t)thread_count, sizeof *workers);
     int rc = pthread_barrier_init(&phase, NULL, (unsigned)thread_count + 1);

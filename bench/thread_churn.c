@@ -26,10 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#define USAGE "thread-churn [-n threads] [-c concurrent] [-k kept-blocks] [-l large-bytes] [-i churn-pairs] " \
-              "[-h handed-over] [-s seed]"
 
 #define SMALL_MIN 16
 #define SMALL_MAX 4096
@@ -58,7 +54,7 @@ static long kept_blocks = 100;
 static long large_bytes = 256 * 1024;
 static long churn_pairs = 200;
 static long handed_over = 8;
-static uint64_t seed = 1;
+static long seed = 1;
 
 static pthread_mutex_t shelf_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct parcel *shelf;
@@ -99,7 +95,7 @@ static void free_parcel(struct parcel *parcel)
 static void *worker_body(void *arg)
 {
     struct worker *self = arg;
-    struct rng rng = rng_seeded(seed * 1000003u + (uint64_t)self->index);
+    struct rng rng = rng_seeded((uint64_t)seed * 1000003u + (uint64_t)self->index);
 
     pthread_mutex_lock(&shelf_lock);
     struct parcel *inherited = shelf;
@@ -170,21 +166,18 @@ static long join_one(struct worker *workers)
 int main(int argc, char **argv)
 {
     long total = 10000, concurrent = 16;
-    int option;
-    while ((option = getopt(argc, argv, "n:c:k:l:i:h:s:")) != -1) {
-        switch (option) {
-        case 'n': total = bench_arg_long("-n threads", optarg, DECILES, 100000000); break;
-        case 'c': concurrent = bench_arg_long("-c concurrent", optarg, 1, 4096); break;
-        case 'k': kept_blocks = bench_arg_long("-k kept-blocks", optarg, 0, 1000000); break;
-        case 'l': large_bytes = bench_arg_long("-l large-bytes", optarg, 0, 1L << 30); break;
-        case 'i': churn_pairs = bench_arg_long("-i churn-pairs", optarg, 0, 1L << 30); break;
-        case 'h': handed_over = bench_arg_long("-h handed-over", optarg, 0, 1000000); break;
-        case 's': seed = (uint64_t)bench_arg_long("-s seed", optarg, 0, 1L << 62); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_LONG('n', "threads", &total, DECILES, 100000000),
+        BENCH_LONG('c', "concurrent", &concurrent, 1, 4096),
+        BENCH_LONG('k', "kept-blocks", &kept_blocks, 0, 1000000),
+        BENCH_LONG('l', "large-bytes", &large_bytes, 0, 1L << 30),
+        BENCH_LONG('i', "churn-pairs", &churn_pairs, 0, 1L << 30),
+        BENCH_LONG('h', "handed-over", &handed_over, 0, 1000000),
+        BENCH_SEED('s', &seed),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "thread-churn", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
     struct worker *workers = bench_alloc_lines((size_t)concurrent, sizeof *workers);
     done_slots = bench_check_alloc(malloc((size_t)concurrent * sizeof *done_slots), "slot table");

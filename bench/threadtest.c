@@ -12,9 +12,6 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-#define USAGE "threadtest [-t threads] [-i iterations] [-n total-objects] [-s size]"
 
 struct worker {
     _Alignas(BENCH_CACHE_LINE) pthread_t thread;
@@ -49,18 +46,15 @@ int main(int argc, char **argv)
 {
     long threads = 1;
     long total_objects = 100000;
-    int option;
-    while ((option = getopt(argc, argv, "t:i:n:s:")) != -1) {
-        switch (option) {
-        case 't': threads = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'i': iterations = bench_arg_long("-i iterations", optarg, 1, 1L << 40); break;
-        case 'n': total_objects = bench_arg_long("-n total-objects", optarg, 1, 1L << 40); break;
-        case 's': object_size = bench_arg_long("-s size", optarg, 1, 1L << 30); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_THREADS(&threads),
+        BENCH_LONG('i', "iterations", &iterations, 1, 1L << 40),
+        BENCH_LONG('n', "total-objects", &total_objects, 1, 1L << 40),
+        BENCH_LONG('s', "size", &object_size, 1, 1L << 30),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "threadtest", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
     struct worker *workers = bench_alloc_lines((size_t)threads, sizeof *workers);
     bench_gate_init(&gate, (int)threads);

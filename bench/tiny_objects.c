@@ -17,9 +17,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#define USAGE "tiny-objects [-n objects] [-s size]"
 
 static void *load_link(const void *block)
 {
@@ -32,16 +29,13 @@ int main(int argc, char **argv)
 {
     long objects = 1000000;
     long size = 8;
-    int option;
-    while ((option = getopt(argc, argv, "n:s:")) != -1) {
-        switch (option) {
-        case 'n': objects = bench_arg_long("-n objects", optarg, 1, 1L << 34); break;
-        case 's': size = bench_arg_long("-s size", optarg, (long)sizeof(void *), 1L << 20); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_LONG('n', "objects", &objects, 1, 1L << 34),
+        BENCH_LONG('s', "size", &size, (long)sizeof(void *), 1L << 20),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "tiny-objects", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
     /* Warm-up: the allocator's first call sets it up, outside the measurement. */
     free(bench_check_alloc(malloc((size_t)size), "warm-up block"));

@@ -1,8 +1,11 @@
 /* xmalloc (the xmalloc-test shape): half the threads only allocate and the
  * other half only free. Producers fill batches with blocks of random sizes
- * and publish them on one shared queue; consumers take batches and free
- * every block, so nearly every free is of memory another thread allocated.
- * Runs for a fixed time, then drains. Reports blocks freed per second. */
+ * (or of one size, -z) and publish them on one shared queue; consumers take
+ * batches and free every block, so every free is of memory another thread
+ * allocated. Runs for a fixed time, then drains. Reports blocks freed per
+ * second. The standard "xmalloc-test -w N -t 5 -s 64" is "-w N -d 5 -z 64
+ * -b 4096 -q 100": N producers and N consumers, batches of 4096 blocks of
+ * 64 bytes, at most 100 batches queued. */
 #include "bench_args.h"
 #include "bench_clock.h"
 #include "bench_gate.h"
@@ -16,17 +19,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
 
-#define USAGE "xmalloc [-t threads] [-d seconds] [-s max-size]"
-
-#define BLOCKS_PER_BATCH 64
-/* Queue bound: producers wait when consumers fall this far behind. */
+/* Default queue bound: producers wait when consumers fall this far behind. */
 #define QUEUED_BATCHES_PER_CONSUMER 4
 
-struct batch {
-    void *blocks[BLOCKS_PER_BATCH];
-    size_t sizes[BLOCKS_PER_BATCH];
+/* A batch is an array of blocks_per_batch items. */
+struct item {
+    void *block;
+    size_t size;
 };
 
 struct worker {
@@ -40,6 +40,8 @@ static struct bench_mailbox queue;
 static atomic_bool stop_requested;
 static atomic_long producers_running;
 static long max_size = 512;
+static long fixed_size = 0; /* 0: random sizes in [16, max_size] */
+static long blocks_per_batch = 64;
 
 static void *producer_body(void *arg)
 {
@@ -47,15 +49,15 @@ static void *producer_body(void *arg)
     struct rng rng = rng_seeded((uint64_t)self->index + 1);
     bench_gate_pass(&gate);
     while (!atomic_load_explicit(&stop_requested, memory_order_relaxed)) {
-        struct batch *batch = bench_check_alloc(malloc(sizeof *batch), "batch");
-        for (int i = 0; i < BLOCKS_PER_BATCH; i++) {
-            size_t size = 16 + (size_t)rng_below(&rng, (uint64_t)(max_size - 15));
-            batch->blocks[i] = bench_check_alloc(malloc(size), "xmalloc block");
-            batch->sizes[i] = size;
-            bench_tag_write(batch->blocks[i], size, rng_next(&rng));
+        struct item *batch = bench_check_alloc(malloc((size_t)blocks_per_batch * sizeof *batch), "batch");
+        for (long i = 0; i < blocks_per_batch; i++) {
+            size_t size = fixed_size ? (size_t)fixed_size : 16 + (size_t)rng_below(&rng, (uint64_t)(max_size - 15));
+            batch[i].block = bench_check_alloc(malloc(size), "xmalloc block");
+            batch[i].size = size;
+            bench_tag_write(batch[i].block, size, rng_next(&rng));
         }
         bench_mailbox_put(&queue, batch);
-        self->count += BLOCKS_PER_BATCH;
+        self->count += (uint64_t)blocks_per_batch;
     }
     if (atomic_fetch_sub(&producers_running, 1) == 1)
         bench_mailbox_close(&queue);
@@ -66,41 +68,42 @@ static void *consumer_body(void *arg)
 {
     struct worker *self = arg;
     bench_gate_pass(&gate);
-    struct batch *batch;
+    struct item *batch;
     while ((batch = bench_mailbox_take(&queue)) != NULL) {
-        for (int i = 0; i < BLOCKS_PER_BATCH; i++) {
-            if (!bench_tag_intact(batch->blocks[i], batch->sizes[i]))
+        for (long i = 0; i < blocks_per_batch; i++) {
+            if (!bench_tag_intact(batch[i].block, batch[i].size))
                 bench_check_failed("xmalloc block was overwritten between producer and consumer");
-            free(batch->blocks[i]);
+            free(batch[i].block);
         }
         free(batch);
-        self->count += BLOCKS_PER_BATCH;
+        self->count += (uint64_t)blocks_per_batch;
     }
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    long threads = 2;
+    long threads = 2, pairs = 0, queued = 0;
     double seconds = 1.0;
-    int option;
-    while ((option = getopt(argc, argv, "t:d:s:")) != -1) {
-        switch (option) {
-        case 't': threads = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'd': seconds = bench_arg_double("-d seconds", optarg, 0.001, 3600); break;
-        case 's': max_size = bench_arg_long("-s max-size", optarg, 16, 1L << 30); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_THREADS(&threads),
+        BENCH_LONG('w', "producer-consumer-pairs (overrides -t)", &pairs, 1, 2048),
+        BENCH_SECONDS(&seconds),
+        BENCH_LONG('s', "max-size", &max_size, 16, 1L << 30),
+        BENCH_LONG('z', "fixed-size", &fixed_size, 16, 1L << 30),
+        BENCH_LONG('b', "blocks-per-batch", &blocks_per_batch, 1, 1L << 20),
+        BENCH_LONG('q', "queued-batches (default 4 per consumer)", &queued, 1, 1L << 20),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "xmalloc", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
     /* One thread still needs a partner: -t 1 runs one of each. */
-    long producers = threads / 2 > 0 ? threads / 2 : 1;
-    long consumers = threads - producers > 0 ? threads - producers : 1;
+    long producers = pairs ? pairs : threads / 2 > 0 ? threads / 2 : 1;
+    long consumers = pairs ? pairs : threads - producers > 0 ? threads - producers : 1;
     long total = producers + consumers;
     struct worker *workers = bench_alloc_lines((size_t)total, sizeof *workers);
-    bench_mailbox_init(&queue, (size_t)(consumers * QUEUED_BATCHES_PER_CONSUMER));
+    bench_mailbox_init(&queue, (size_t)(queued ? queued : consumers * QUEUED_BATCHES_PER_CONSUMER));
     atomic_store(&producers_running, producers);
     bench_gate_init(&gate, (int)total);
     for (long w = 0; w < total; w++) {
@@ -124,7 +127,10 @@ int main(int argc, char **argv)
     if (freed != allocated)
         bench_check_failed("xmalloc freed %llu blocks of %llu allocated", (unsigned long long)freed,
                            (unsigned long long)allocated);
-    bench_result("xmalloc", "threads=%ld producers=%ld consumers=%ld max_size=%ld seconds=%.6f frees_per_sec=%.1f",
-                 threads, producers, consumers, max_size, elapsed, (double)freed / elapsed);
+    bench_result("xmalloc",
+                 "threads=%ld producers=%ld consumers=%ld max_size=%ld fixed_size=%ld blocks_per_batch=%ld "
+                 "seconds=%.6f frees_per_sec=%.1f",
+                 total, producers, consumers, max_size, fixed_size, blocks_per_batch, elapsed,
+                 (double)freed / elapsed);
     return 0;
 }

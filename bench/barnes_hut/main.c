@@ -17,9 +17,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-#define USAGE "barnes-hut [-t threads] [-b bodies] [-s steps] [-S seed]"
 
 #define THETA 0.5
 #define TIME_STEP 1e-4
@@ -187,18 +184,15 @@ static void place_bodies(long seed)
 int main(int argc, char **argv)
 {
     long seed = 1;
-    int option;
-    while ((option = getopt(argc, argv, "t:b:s:S:")) != -1) {
-        switch (option) {
-        case 't': thread_count = bench_arg_long("-t threads", optarg, 1, 4096); break;
-        case 'b': body_count = bench_arg_long("-b bodies", optarg, 1, 100000000); break;
-        case 's': steps = bench_arg_long("-s steps", optarg, 1, 1000000); break;
-        case 'S': seed = bench_arg_long("-S seed", optarg, 0, 1L << 62); break;
-        default: bench_usage(USAGE);
-        }
-    }
-    if (optind != argc)
-        bench_usage(USAGE);
+    const struct bench_option options[] = {
+        BENCH_THREADS(&thread_count),
+        BENCH_LONG('b', "bodies", &body_count, 1, 100000000),
+        BENCH_LONG('s', "steps", &steps, 1, 1000000),
+        BENCH_SEED('S', &seed),
+        BENCH_OPTIONS_END,
+    };
+    const struct bench_command command = { "barnes-hut", options, NULL, 0, 0 };
+    bench_parse_command(&command, argc, argv);
 
     for (top_levels = 0, top_cells = 1; top_cells < thread_count; top_levels++)
         top_cells *= 8;

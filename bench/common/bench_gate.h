@@ -6,7 +6,9 @@
 #define BENCH_GATE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 struct bench_gate {
     pthread_mutex_t lock;
@@ -27,8 +29,16 @@ double bench_gate_open_when_ready(struct bench_gate *gate);
 
 void bench_gate_destroy(struct bench_gate *gate);
 
-/* Runs `threads` workers body(NULL) that each pass `gate` first; returns the
- * seconds from the opening until the last one finished. */
-double bench_run_gated(struct bench_gate *gate, long threads, void *(*body)(void *));
+/* Runs `threads` workers that each pass `gate` first: worker t runs
+ * body(records + t * record_size), or body(NULL) when records is NULL.
+ * Returns the seconds from the opening until the last one finished. */
+double bench_run_gated(struct bench_gate *gate, long threads, void *(*body)(void *), void *records,
+                       size_t record_size);
+
+/* The same for fixed-time benchmarks: sets *stop `seconds` after the
+ * opening. The clock stops after the last join: work finished after the
+ * stop request is counted, so its time must be too. */
+double bench_run_gated_for(struct bench_gate *gate, long threads, void *(*body)(void *), void *records,
+                           size_t record_size, double seconds, atomic_bool *stop);
 
 #endif

@@ -10,7 +10,7 @@ void bench_result(const char *bench, const char *format, ...);
 
 /* Prints "CHECK FAILED: <message>" to stderr and exits with status 1. */
 __attribute__((format(printf, 1, 2)))
-_Noreturn void bench_check_failed(const char *format, ...);
+__attribute__((noreturn)) void bench_check_failed(const char *format, ...);
 
 /* Exits with status 1 when `p` is NULL: every benchmark treats a failed
  * allocation as a failed run rather than a silent skip. */

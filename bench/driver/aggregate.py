@@ -1,6 +1,7 @@
-"""From repeated runs to table cells: medians per (benchmark, allocator,
-threads), each allocator's geometric mean score relative to the best, and
-its geometric mean peak RSS relative to the leanest."""
+"""From repeated runs to table cells: medians and spreads per (benchmark,
+allocator, threads), and per allocator the geometric means of its time
+relative to the fastest and of its peak RSS relative to the leanest, row by
+row (a row is a benchmark at one thread count)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,15 @@ class Cell:
         return self.median("value")
 
     @property
+    def spread_pct(self) -> float | None:
+        """Half the min-max range of the repeats' scores, in % of their
+        median; None with fewer than two successful repeats."""
+        values = [run.value for run in self.ok_runs if run.value is not None]
+        if len(values) < 2 or not self.value:
+            return None
+        return 50.0 * (max(values) - min(values)) / self.value
+
+    @property
     def failure(self) -> str | None:
         """Why the cell has no value: its first failed run's status."""
         if self.ok_runs:
@@ -53,92 +63,86 @@ def cells(runs: list[Run]) -> dict[tuple[str, str, int], Cell]:
     return {key: Cell(group) for key, group in grouped.items()}
 
 
-def relative_to_best(values: dict[str, float], higher_is_better: bool) -> dict[str, float]:
-    """Each allocator's score divided by the best one's (1.0 is the best)."""
+def cost_relative_to_best(values: dict[str, float], higher_is_better: bool) -> dict[str, float]:
+    """Each allocator's time (or the inverse of its throughput) divided by
+    the fastest one's on the row: 1.0 is the fastest, 1.5 takes half as long
+    again."""
     if higher_is_better:
         best = max(values.values())
-        return {name: value / best for name, value in values.items()}
+        return {name: best / value for name, value in values.items()}
     best = min(values.values())
-    return {name: best / value for name, value in values.items()}
+    return {name: value / best for name, value in values.items()}
+
+
+def geometric_mean(values: list[float]) -> float | None:
+    return statistics.geometric_mean(values) if values else None
+
+
+@dataclass
+class RowRatios:
+    all_rows: dict[str, list[float]]  # per allocator, its ratio on every row it completed
+    common_rows: dict[str, list[float]]  # the same, over rows every allocator completed
+    best_in: dict[str, int]  # rows where its ratio is 1.0
+
+
+def row_keys(table: dict[tuple[str, str, int], Cell], benchmarks) -> list[tuple]:
+    """The rows of the comparison, benchmark x thread count, in suite order."""
+    return [(benchmark, threads) for benchmark in benchmarks
+            for threads in sorted({t for (name, _, t) in table if name == benchmark.name})]
+
+
+def ratios_per_row(runs: list[Run], benchmarks, allocators: list[str], measure, ratio) -> RowRatios:
+    """For every benchmark x thread-count row: measure(cell) per allocator
+    (positive values only), turned into ratios by ratio(values, benchmark),
+    where 1.0 marks the best of the row."""
+    table = cells(runs)
+    result = RowRatios(defaultdict(list), defaultdict(list), defaultdict(int))
+    for benchmark, threads in row_keys(table, benchmarks):
+        values = {}
+        for allocator in allocators:
+            cell = table.get((benchmark.name, allocator, threads))
+            value = measure(cell) if cell else None
+            if value is not None and value > 0:
+                values[allocator] = value
+        if not values:
+            continue
+        complete = len(values) == len(allocators)
+        for allocator, r in ratio(values, benchmark).items():
+            result.all_rows[allocator].append(r)
+            if complete:
+                result.common_rows[allocator].append(r)
+            if r == 1.0:
+                result.best_in[allocator] += 1
+    return result
 
 
 @dataclass
 class Summary:
     allocator: str
-    common_mean: float | None  # relative to the best, over cells every allocator completed
-    own_mean: float | None  # relative to the best, over the cells this allocator completed
-    cells_measured: int
-    cells_won: int
+    time_common: float | None  # time / fastest, geometric mean over rows every allocator completed
+    time_own: float | None  # the same over the rows this allocator completed
+    rows_measured: int
+    rows_fastest: int
+    rss_common: float | None  # peak RSS / leanest, geometric mean over rows every allocator completed
+    rss_own: float | None
+    rows_leanest: int
     failed_runs: int
 
 
-def geometric_mean(values: list[float]) -> float | None:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
-
-
-@dataclass
-class CellRatios:
-    all_cells: dict[str, list[float]]  # per allocator, its ratio in every cell it completed
-    common_cells: dict[str, list[float]]  # the same, over cells every allocator completed
-    best_in: dict[str, int]  # cells where its ratio is 1.0
-
-
-def ratios_per_cell(runs: list[Run], benchmarks, allocators: list[str], measure, ratio) -> CellRatios:
-    """For every benchmark x thread-count cell: measure(cell) per allocator
-    (positive values only), turned into ratios by ratio(values, benchmark),
-    where 1.0 marks the best of the cell."""
-    table = cells(runs)
-    result = CellRatios(defaultdict(list), defaultdict(list), defaultdict(int))
-    for benchmark in benchmarks:
-        thread_counts = sorted({threads for (name, _, threads) in table if name == benchmark.name})
-        for threads in thread_counts:
-            values = {}
-            for allocator in allocators:
-                cell = table.get((benchmark.name, allocator, threads))
-                value = measure(cell) if cell else None
-                if value is not None and value > 0:
-                    values[allocator] = value
-            if not values:
-                continue
-            complete = len(values) == len(allocators)
-            for allocator, r in ratio(values, benchmark).items():
-                result.all_cells[allocator].append(r)
-                if complete:
-                    result.common_cells[allocator].append(r)
-                if r == 1.0:
-                    result.best_in[allocator] += 1
-    return result
-
-
-def summarise(runs: list[Run], benchmarks, allocators: list[str]) -> list[Summary]:
-    r = ratios_per_cell(runs, benchmarks, allocators, lambda cell: cell.value,
-                        lambda values, benchmark: relative_to_best(values, benchmark.higher_is_better))
+def summarise(runs: list[Run], speed_benchmarks, all_benchmarks, allocators: list[str]) -> list[Summary]:
+    """Every allocator's time relative to the fastest on each speed row and
+    its peak RSS (rusage of the process, median over repeats) relative to the
+    leanest on each row of every benchmark, as geometric means: 1.00 is the
+    best everywhere, lower is better. Sorted by time."""
+    time = ratios_per_row(runs, speed_benchmarks, allocators, lambda cell: cell.value,
+                          lambda values, benchmark: cost_relative_to_best(values, benchmark.higher_is_better))
+    rss = ratios_per_row(runs, all_benchmarks, allocators, lambda cell: cell.median("max_rss_kib"),
+                         lambda peaks, _: cost_relative_to_best(peaks, higher_is_better=False))
     failures: dict[str, int] = defaultdict(int)
     for run in runs:
         if run.status in ("failed", "timeout"):
             failures[run.allocator] += 1
-    summary = [Summary(allocator, geometric_mean(r.common_cells[allocator]), geometric_mean(r.all_cells[allocator]),
-                       len(r.all_cells[allocator]), r.best_in[allocator], failures[allocator])
-               for allocator in allocators]
-    return sorted(summary, key=lambda s: (-(s.common_mean or 0.0), -(s.own_mean or 0.0)))
-
-
-@dataclass
-class PeakRssSummary:
-    allocator: str
-    common_mean: float | None  # peak RSS / the leanest's, over cells every allocator completed (1.0 = leanest)
-    own_mean: float | None  # the same over the cells this allocator completed
-    cells_measured: int
-    cells_leanest: int
-
-
-def summarise_peak_rss(runs: list[Run], benchmarks, allocators: list[str]) -> list[PeakRssSummary]:
-    """Peak RSS (the median over repeats of rusage-run's max_rss_kib) of
-    every benchmark x thread-count cell, divided by the smallest of that
-    cell, and the geometric mean of those ratios: lower is better."""
-    r = ratios_per_cell(runs, benchmarks, allocators, lambda cell: cell.median("max_rss_kib"),
-                        lambda peaks, _: {name: peak / min(peaks.values()) for name, peak in peaks.items()})
-    summary = [PeakRssSummary(allocator, geometric_mean(r.common_cells[allocator]),
-                              geometric_mean(r.all_cells[allocator]), len(r.all_cells[allocator]),
-                              r.best_in[allocator]) for allocator in allocators]
-    return sorted(summary, key=lambda s: (s.common_mean or math.inf, s.own_mean or math.inf))
+    summary = [Summary(a, geometric_mean(time.common_rows[a]), geometric_mean(time.all_rows[a]),
+                       len(time.all_rows[a]), time.best_in[a], geometric_mean(rss.common_rows[a]),
+                       geometric_mean(rss.all_rows[a]), rss.best_in[a], failures[a]) for a in allocators]
+    return sorted(summary, key=lambda s: (s.time_common or math.inf, s.time_own or math.inf))

@@ -1,6 +1,7 @@
 """The allocators a user could choose instead of corealloc: glibc, the
 corealloc builds in the build directory, the Debian-packaged peers that are
-installed, and any library given as name=path."""
+installed, the stronger peers built in ../shared/peers when they are there,
+and any library given as name=path."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ class Peer:
     package: str
     library: str
 
+
+# Built outside Debian (../shared/peers/README.md): used when present, never required.
+SHARED_PEERS_DIRECTORY = Path(__file__).resolve().parents[3] / "shared" / "peers"
+SHARED_PEERS = {"snmalloc": "libsnmallocshim.so", "mimalloc3": "libmimalloc3.so", "rpmalloc": "librpmalloc.so"}
 
 PEERS = (
     Peer("jemalloc", "libjemalloc2", "libjemalloc.so.2"),
@@ -56,8 +61,8 @@ def find_library(file_name: str) -> Path | None:
     return None
 
 
-def discover(build_dir: Path) -> tuple[list[Allocator], list[Peer]]:
-    """All known allocators that exist here, and the peers that are missing."""
+def discover(build_dir: Path, shared_peers: Path = SHARED_PEERS_DIRECTORY) -> tuple[list[Allocator], list[Peer]]:
+    """All known allocators that exist here, and the Debian peers that are missing."""
     found = [Allocator("glibc", None)]
     for library in sorted((build_dir / "src").glob("libcorealloc*.so")):
         name = library.name[len("lib"):-len(".so")]
@@ -72,28 +77,42 @@ def discover(build_dir: Path) -> tuple[list[Allocator], list[Peer]]:
             missing.append(peer)
         else:
             found.append(Allocator(peer.name, library))
+    for name, file_name in SHARED_PEERS.items():
+        if (shared_peers / file_name).exists():
+            found.append(Allocator(name, (shared_peers / file_name).resolve()))
     return found, missing
 
 
-def select(available: list[Allocator], requested: list[str] | None) -> tuple[list[Allocator], list[str]]:
+def parse_peer(item: str) -> tuple[Allocator | None, str | None]:
+    """NAME=PATH as an allocator, or a note on why it cannot be one."""
+    name, _, path = item.partition("=")
+    if not name or not path:
+        return None, f"{item}: expected NAME=PATH.so, skipped"
+    library = Path(path).resolve()
+    if not library.exists():
+        return None, f"{name}: {library} does not exist, skipped"
+    return Allocator(name, library), None
+
+
+def select(available: list[Allocator], requested: list[str] | None,
+           extra_peers: list[str] | None = None) -> tuple[list[Allocator], list[str]]:
     """The allocators to compare, and notes about requests that could not
-    be met. Without a request: everything found except ablation builds."""
-    if not requested:
-        return [a for a in available if not a.ablation], []
+    be met. Without a request: everything found except ablation builds.
+    Extra peers (NAME=PATH) come on top of either, replacing a namesake."""
     by_name = {a.name: a for a in available}
     chosen, notes = [], []
-    for item in requested:
-        if "=" in item:
-            name, path = item.split("=", 1)
-            library = Path(path).resolve()
-            if library.exists():
-                chosen.append(Allocator(name, library))
-            else:
-                notes.append(f"{name}: {library} does not exist, skipped")
-        elif item in by_name:
-            chosen.append(by_name[item])
+    for item in requested or [a.name for a in available if not a.ablation]:
+        allocator, note = parse_peer(item) if "=" in item else (by_name.get(item), None)
+        if allocator is None:
+            notes.append(note or f"{item}: not found in this build or on this system, skipped")
         else:
-            notes.append(f"{item}: not found in this build or on this system, skipped")
+            chosen.append(allocator)
+    for item in extra_peers or []:
+        allocator, note = parse_peer(item)
+        if allocator is None:
+            notes.append(note)
+            continue
+        chosen = [a for a in chosen if a.name != allocator.name] + [allocator]
     return chosen, notes
 
 

@@ -22,6 +22,7 @@ class Benchmark:
     description: str
     higher_is_better: bool = True
     threaded: bool = True  # False: measured once, at one thread
+    standard: bool = False  # a standard benchmark's shape: threads are the scale's standard_threads
     real_program: bool = False
     memory: bool = False  # scores memory, not speed: summarised under "Memory", not with the speed scores
 
@@ -52,6 +53,12 @@ def rss_return_arguments(threads: int, scale: Scale) -> list[str]:
 def thread_churn_arguments(threads: int, scale: Scale) -> list[str]:
     total = 10000 if scale.work >= 0.5 else 2000 if scale.work >= 0.1 else 200
     return ["-n", str(total), "-c", "16"]
+
+
+def seconds_of(scale: Scale) -> str:
+    """The standard shapes' fixed time: 2 s in full (the standard's 5 s
+    buys no precision over 3 repeats), less in quick and tiny runs."""
+    return str(min(2.0, 4 * scale.seconds))
 
 
 def lfstack(pattern: str) -> Benchmark:
@@ -95,6 +102,61 @@ SUITE: tuple[Benchmark, ...] = (
     Benchmark("barnes-hut", "barnes-hut",
               lambda t, s: ["-t", str(t), "-b", scaled(10000, s), "-s", "5" if s.work >= 0.5 else "3"],
               "body_steps_per_sec", "body-steps/s", "seed 001: N-body simulation, octree rebuilt every step"),
+    # The standard benchmarks' shapes (mimalloc-bench's usual invocations),
+    # written from their descriptions; the standard invocation is in each
+    # program's header comment.
+    Benchmark("larson-standard", "larson",
+              lambda t, s: [seconds_of(s), "8", "1000", "5000" if s.work >= 0.1 else "500", "100", "4141", str(t)],
+              "ops_per_sec", "ops/s",
+              "larson 5 8 1000 5000 100 4141 N: 5000 blocks of 8..999 bytes per thread, 500,000 replacements per "
+              "thread lifetime, blocks dealt by the main thread", standard=True),
+    Benchmark("xmalloc-standard", "xmalloc",
+              lambda t, s: ["-w", str(t), "-d", seconds_of(s), "-z", "64", "-b", "4096", "-q", "100"],
+              "frees_per_sec", "frees/s",
+              "xmalloc-test -w N -t 5 -s 64: N producers and N consumers (threads = N), batches of 4096 blocks of "
+              "64 bytes, every free cross-thread", standard=True),
+    Benchmark("cache-scratch", "cache-scratch",
+              lambda t, s: ["-p", "passive", "-t", str(t), "-i", "1000", "-s", "8", "-r", scaled(250000, s)],
+              "seconds", "s",
+              "passive false sharing (cache-scratch N 1000 1 2000000 N, 8-byte objects): each thread frees an object "
+              "the main thread allocated next to the others', then writes its own objects",
+              higher_is_better=False, standard=True),
+    Benchmark("cache-thrash", "cache-scratch",
+              lambda t, s: ["-p", "active", "-t", str(t), "-i", "1000", "-s", "8", "-r", scaled(250000, s)],
+              "seconds", "s", "active false sharing (cache-thrash N 1000 1 2000000 N, 8-byte objects): each thread "
+              "writes objects it allocated itself", higher_is_better=False, standard=True),
+    Benchmark("mstress", "mstress",
+              lambda t, s: ["-t", str(t), "-n", scaled(20000, s), "-r", "10"],
+              "seconds", "s", "mstress N: mixed sizes (1% a hundred times larger), retained objects, objects swapped "
+              "between threads through shared slots, threads re-created for each of 10 rounds",
+              higher_is_better=False, standard=True),
+    Benchmark("rptest", "rptest",
+              lambda t, s: ["-t", str(t), "-c", "2", "-l", scaled(500, s), "-a", "1000", "-o", "100", "-m", "8",
+                            "-M", "16000"],
+              "ops_per_sec", "memory ops/s", "rptest N 0 1 2 500 1000 100 8 16000: 1000 live blocks of 8..16000 "
+              "bytes per thread (linear drop-off), packets of blocks freed by the next thread every 2 loops",
+              standard=True),
+    Benchmark("glibc-simple", "glibc-bench", lambda t, s: ["-m", "simple", "-s", "16", "-n", scaled(2000000, s)],
+              "pairs_per_sec", "pairs/s", "glibc's bench-malloc-simple: batches of 25..1600 blocks of 16, 32 and "
+              "64 bytes allocated, written and freed, in the main thread, a second thread and the main thread again",
+              threaded=False),
+    Benchmark("glibc-thread", "glibc-bench", lambda t, s: ["-m", "thread", "-t", str(t), "-d", seconds_of(s)],
+              "steps_per_sec", "steps/s", "glibc's bench-malloc-thread N: 1024 live blocks per thread of 4..32768 "
+              "bytes (inverse-square sizes), a random one replaced per step and filled", standard=True),
+    Benchmark("alloc-test-1", "alloc-test", lambda t, s: ["-t", "1", "-n", scaled(4000000, s)],
+              "steps_per_sec", "steps/s", "alloc-test 1: 65536 live blocks of 8..512 bytes (skewed small), a random "
+              "one replaced per step, one thread", threaded=False),
+    Benchmark("alloc-test", "alloc-test", lambda t, s: ["-t", str(t), "-n", per_thread(8e6 * s.work, t)],
+              "steps_per_sec", "steps/s", "alloc-test N: the same with N threads sharing a fixed total of steps",
+              standard=True),
+    Benchmark("malloc-large", "malloc-large",
+              lambda t, s: ["-n", "20", "-r", str(max(10, int(2000 * s.work ** 1.5))), "-m", "5", "-M", "25"],
+              "replacements_per_sec", "replacements/s",
+              "malloc-large: 20 live buffers of 5..25 MiB, one replaced at random 2000 times (fewer in --quick), "
+              "each zero-filled as std::make_unique<char[]>(n) does", threaded=False),
+    Benchmark("cxx-churn", "cxx-churn", lambda t, s: ["-n", scaled(1000000, s), "-k", "20000"],
+              "ops_per_sec", "ops/s", "C++ std::map<std::string, std::string> churn: inserts, erases, lookups and "
+              "appends over 20,000 keys of mixed lengths, the map copied every 100,000 operations", threaded=False),
     Benchmark("rss-return", "rss-return", rss_return_arguments, "returned_pct", "% returned",
               "memory: 8 threads allocate 1 GiB (half in 16..1024-byte blocks, half in 64 KiB..4 MiB ones), free it "
               "all cross-thread and sleep; the score is the share of the peak's excess over the baseline RSS that "
@@ -117,10 +179,16 @@ SUITE: tuple[Benchmark, ...] = (
               "redis-server under the allocator, driven by redis-benchmark on 127.0.0.1 (geometric mean over commands)",
               threaded=False, real_program=True),
     Benchmark("python", "python", None, "seconds", "s",
-              "python3 with PYTHONMALLOC=malloc building and dropping dicts, lists and strings",
+              "python3 with PYTHONMALLOC=malloc: dicts, lists and strings built and dropped, JSON encoded and "
+              "decoded, regular expressions over Unicode text",
               higher_is_better=False, threaded=False, real_program=True),
     Benchmark("gcc", "gcc", None, "seconds", "s", "gcc -O2 compiling a large generated C file",
               higher_is_better=False, threaded=False, real_program=True),
+    Benchmark("sqlite", "sqlite", None, "seconds", "s",
+              "the sqlite3 shell building a 400,000-row table in memory, indexing it and running aggregate, join "
+              "and sort queries", higher_is_better=False, threaded=False, real_program=True),
+    Benchmark("sort", "sort", None, "seconds", "s", "coreutils sort (one thread) of a generated 60 MiB text "
+              "file by a numeric and a text key", higher_is_better=False, threaded=False, real_program=True),
 )
 
 # Seed 000's Table 3: the same mmicro shape across corealloc's ablation builds.
@@ -131,14 +199,14 @@ BY_NAME = {benchmark.name: benchmark for benchmark in SUITE}
 
 
 def select(names: list[str] | None) -> tuple[list[Benchmark], list[str]]:
-    """The benchmarks asked for ("lfstack" means all four patterns,
+    """The benchmarks asked for (a program's name means all its rows:
+    "lfstack" the four patterns, "larson" larson and larson-standard;
     "memory" the memory benchmarks), and the names that matched nothing."""
     if not names:
         return list(SUITE), []
     chosen, unknown = [], []
     for name in names:
-        matches = [b for b in SUITE if b.name == name or b.name.startswith(name + "-") and b.program == name
-                   or name == "memory" and b.memory]
+        matches = [b for b in SUITE if name in (b.name, b.program) or name == "memory" and b.memory]
         if matches:
             chosen.extend(m for m in matches if m not in chosen)
         else:

@@ -27,8 +27,7 @@ def speedup(value: float, reference: float, higher_is_better: bool) -> float:
     return value / reference if higher_is_better else reference / value
 
 
-def draw(directory: Path, runs: list[Run], benchmarks: list[Benchmark], allocators: list[str],
-         thread_counts: list[int]) -> list[Path] | None:
+def draw(directory: Path, runs: list[Run], benchmarks: list[Benchmark], allocators: list[str]) -> list[Path] | None:
     pyplot = load_pyplot()
     if pyplot is None:
         return None
@@ -36,6 +35,7 @@ def draw(directory: Path, runs: list[Run], benchmarks: list[Benchmark], allocato
     table = cells(runs)
     written = []
     for benchmark in (b for b in benchmarks if b.threaded):
+        thread_counts = sorted({t for (name, _, t) in table if name == benchmark.name})
         figure, (over_glibc, over_one, rss) = pyplot.subplots(1, 3, figsize=(16, 4.8))
         drew_any = False
         for allocator in allocators:
@@ -67,7 +67,8 @@ def draw(directory: Path, runs: list[Run], benchmarks: list[Benchmark], allocato
             axes.set_ylabel(label)
             axes.set_title(title)
             axes.grid(True, alpha=0.3)
-        over_one.legend(fontsize="small")
+        if over_one.get_legend_handles_labels()[0]:
+            over_one.legend(fontsize="small")
         figure.suptitle(f"{benchmark.name} ({benchmark.unit})")
         figure.tight_layout()
         path = directory / f"{benchmark.name}.png"

@@ -1,17 +1,20 @@
-"""The Markdown report: one table per benchmark (allocator x threads), the
-summary of geometric means relative to the best, the geometric means of
-peak RSS relative to the leanest, the memory benchmarks' own numbers, seed
-003's speedup and
-scalability for pound, a Table 2-like block of execution characteristics for
-mmicro, seed 000's Table 3 across corealloc's ablation builds, and every
-failure with its reason."""
+"""The Markdown report: the summary (per allocator, the geometric means of
+its time relative to the fastest and of its peak RSS relative to the
+leanest, row by row), the fastest allocator of every row, the memory
+benchmarks' own numbers, one table per benchmark (allocator x threads,
+medians with the spread of the repeats), seed 003's speedup and scalability
+for pound, a Table 2-like block of execution characteristics for mmicro,
+seed 000's Table 3 across corealloc's ablation builds, and every failure
+with its reason."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from aggregate import Cell, cells, summarise, summarise_peak_rss
+from tabulate import tabulate
+
+from aggregate import Cell, cells, cost_relative_to_best, row_keys, summarise
 from allocators import ABLATION_LABELS
 from benchmarks import TABLE3, Benchmark
 from runner import Run
@@ -31,26 +34,32 @@ def mib(kib: float | None) -> str:
 
 
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines + [""]
+    return tabulate(rows, header, tablefmt="github", disable_numparse=True).splitlines() + [""]
+
+
+def ratio_text(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
 
 
 def cell_text(cell: Cell | None, best: float | None, text) -> str:
-    """A cell's median, bold when it is the best of its column; FAILED or
-    TIMEOUT when no repeat succeeded."""
+    """A cell's median, bold when it is the best of its column, with the
+    spread of its repeats (half their min-max range, in % of the median);
+    FAILED or TIMEOUT when no repeat succeeded."""
     if cell is None:
         return ""
     if cell.value is None:
         return (cell.failure or "").upper()
     shown = text(cell.value)
-    return f"**{shown}**" if best is not None and cell.value == best else shown
+    shown = f"**{shown}**" if best is not None and cell.value == best else shown
+    return shown if cell.spread_pct is None else f"{shown} ±{cell.spread_pct:.0f}%"
 
 
-def benchmark_section(benchmark: Benchmark, table_cells, allocators: list[str], thread_counts: list[int]) -> list[str]:
+def benchmark_section(benchmark: Benchmark, table_cells, allocators: list[str]) -> list[str]:
     direction = "higher is better" if benchmark.higher_is_better else "lower is better"
-    lines = [f"### {benchmark.name}", "", f"{benchmark.description}. Median {benchmark.unit}, {direction}.", ""]
-    columns = thread_counts if benchmark.threaded else [1]
+    lines = [f"### {benchmark.name}", "",
+             f"{benchmark.description}. Median {benchmark.unit}, {direction}; ± is half the min-max range of the "
+             "repeats.", ""]
+    columns = sorted({t for (name, _, t) in table_cells if name == benchmark.name}) or [1]
     best = {}
     for threads in columns:
         values = [c.value for a in allocators if (c := table_cells.get((benchmark.name, a, threads))) and c.value]
@@ -184,21 +193,47 @@ def field_value(run: Run, key: str) -> float | None:
         return None
 
 
-def peak_rss_summary(runs: list[Run], benchmarks: list[Benchmark], allocators: list[str]) -> list[str]:
-    def ratio(value: float | None) -> str:
-        return "" if value is None else f"{value:.2f}"
+def summary_section(runs: list[Run], benchmarks: list[Benchmark], allocators: list[str]) -> list[str]:
+    speed = [b for b in benchmarks if not b.memory]
+    rows = [[s.allocator, ratio_text(s.time_common), ratio_text(s.time_own), str(s.rows_measured),
+             str(s.rows_fastest), ratio_text(s.rss_common), ratio_text(s.rss_own), str(s.rows_leanest),
+             str(s.failed_runs)] for s in summarise(runs, speed, benchmarks, allocators)]
+    return (["## Summary", "",
+             "A row is a benchmark at one thread count. **time / fastest**: on every speed row, each allocator's "
+             "time (for a throughput, the fastest's throughput over its own) divided by the fastest allocator's on "
+             "that row, peers included; the geometric mean over rows, 1.00 = fastest everywhere, lower is better. "
+             "**peak RSS / leanest**: the same with the peak RSS of the process (median over repeats) against the "
+             "leanest on each row, over every row, speed and memory alike. \"common\": over the rows every "
+             "allocator completed; \"own\": over the rows this one completed. A run that crashed or timed out "
+             "leaves its row out for that allocator and is counted under failed runs. The memory benchmarks' scores "
+             "(not speeds) are under Memory.", ""]
+            + table(["allocator", "time / fastest (common)", "time / fastest (own)", "rows", "fastest in",
+                     "peak RSS / leanest (common)", "peak RSS / leanest (own)", "leanest in", "failed runs"], rows))
 
-    rows = [[s.allocator, ratio(s.common_mean), ratio(s.own_mean), str(s.cells_measured), str(s.cells_leanest)]
-            for s in summarise_peak_rss(runs, benchmarks, allocators) if s.cells_measured]
+
+def fastest_section(runs: list[Run], benchmarks: list[Benchmark], allocators: list[str]) -> list[str]:
+    """Which allocator is fastest on each speed row, the runner-up, and how
+    long corealloc takes relative to the fastest."""
+    table_cells = cells(runs)
+    rows = []
+    for benchmark, threads in row_keys(table_cells, [b for b in benchmarks if not b.memory]):
+        values = {a: c.value for a in allocators
+                  if (c := table_cells.get((benchmark.name, a, threads))) is not None and c.value}
+        if not values:
+            continue
+        ratios = cost_relative_to_best(values, benchmark.higher_is_better)
+        ranked = sorted(ratios, key=ratios.get)
+        runner_up = f"{ranked[1]} ({ratios[ranked[1]]:.2f})" if len(ranked) > 1 else ""
+        rows.append([benchmark.name, str(threads), ranked[0], f"{human(values[ranked[0]])} {benchmark.unit}",
+                     runner_up, ratio_text(ratios.get("corealloc")),
+                     str(ranked.index("corealloc") + 1) if "corealloc" in ratios else ""])
     if not rows:
         return []
-    return (["### Peak RSS", "",
-             "Geometric mean of each allocator's peak RSS (rusage of the benchmark process, median over repeats) "
-             "relative to the leanest allocator in each benchmark x thread-count cell, over every benchmark of the "
-             "run, speed and memory alike: 1.00 = leanest everywhere, lower is better. First over the cells that "
-             "every allocator completed, then over the cells this allocator completed.", ""]
-            + table(["allocator", "peak RSS vs leanest (common cells)", "peak RSS vs leanest (own cells)", "cells",
-                     "leanest in"], rows))
+    return (["## Fastest per row", "",
+             "The fastest allocator of every speed row (median over repeats), the runner-up with its time / "
+             "fastest, and corealloc's time / fastest and rank.", ""]
+            + table(["benchmark", "threads", "fastest", "score", "runner-up", "corealloc / fastest",
+                     "corealloc rank"], rows))
 
 
 def memory_section(table_cells, allocators: list[str], benchmarks: list[Benchmark]) -> list[str]:
@@ -286,30 +321,12 @@ def write(path: Path, *, runs: list[Run], benchmarks: list[Benchmark], allocator
           header_lines: list[str], plots: list[Path], cpus: int) -> None:
     table_cells = cells(runs)
     lines = ["# corealloc benchmark report", ""] + header_lines + [""]
-    speed_benchmarks = [b for b in benchmarks if not b.memory]
-    lines += ["## Summary", "",
-              "Geometric mean of each allocator's score relative to the best allocator in each benchmark x "
-              "thread-count cell (1.00 = best everywhere): first over the cells that every allocator completed, "
-              "then over the cells this allocator completed. A run that crashed or timed out leaves its cell out "
-              "of both for that allocator and is counted under failed runs. The memory benchmarks are left out of "
-              "this table (their scores are not speeds): they are under Memory, and in the peak RSS table below.",
-              ""]
-
-    def ratio(value: float | None) -> str:
-        return "" if value is None else f"{value:.2f}"
-
-    summary_rows = [[s.allocator, ratio(s.common_mean), ratio(s.own_mean), str(s.cells_measured), str(s.cells_won),
-                     str(s.failed_runs)] for s in summarise(runs, speed_benchmarks, allocators)]
-    if speed_benchmarks:
-        lines += table(["allocator", "geomean vs best (common cells)", "geomean vs best (own cells)", "cells",
-                        "best in", "failed runs"], summary_rows)
-    else:
-        lines += ["No speed benchmark in this run.", ""]
-    lines += peak_rss_summary(runs, benchmarks, allocators)
+    lines += summary_section(runs, benchmarks, allocators)
+    lines += fastest_section(runs, benchmarks, allocators)
     lines += memory_section(table_cells, allocators, benchmarks)
     lines += ["## Benchmarks", ""]
     for benchmark in benchmarks:
-        lines += benchmark_section(benchmark, table_cells, allocators, thread_counts)
+        lines += benchmark_section(benchmark, table_cells, allocators)
         if benchmark.name == "pound":
             lines += pound_section(table_cells, allocators, thread_counts)
     if any(b.name == "mmicro" for b in benchmarks):

@@ -22,9 +22,9 @@ import benchmarks as benchmark_catalogue
 import plots
 import real_programs
 import report
+from tqdm import tqdm
 from allocators import Allocator
 from benchmarks import TABLE3, Benchmark
-from progress import Progress
 from runner import Context, Run, run_program
 from scales import FULL, QUICK, SCALES, TINY, Scale
 
@@ -50,10 +50,14 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     size.add_argument("--tiny", action="store_const", dest="scale", const=TINY.name,
                       help="seconds-long run for the driver's self-test")
     parser.add_argument("--allocators", nargs="+", metavar="NAME|NAME=PATH.so",
-                        help="allocators to compare (default: glibc, corealloc and every installed peer)")
+                        help="allocators to compare (default: glibc, corealloc, every installed Debian peer and the "
+                             "peers in ../shared/peers)")
+    parser.add_argument("--peer", action="append", metavar="NAME=PATH.so", default=[],
+                        help="one more allocator to compare, on top of the others (repeatable)")
     parser.add_argument("--benchmarks", nargs="+", metavar="NAME",
                         help="benchmarks to run (default: all; 'lfstack' means all four patterns)")
-    parser.add_argument("--threads", nargs="+", type=int, metavar="N", help="thread counts")
+    parser.add_argument("--threads", nargs="+", type=int, metavar="N",
+                        help="thread counts (default: the scale's sweep, and its N for the standard shapes)")
     parser.add_argument("--repeat", type=int, help="runs per cell; the report shows medians")
     parser.add_argument("--timeout", type=float, help="seconds before a run is killed and recorded as a timeout")
     parser.add_argument("--out", type=Path, help="output directory (default: results/<date-time>)")
@@ -71,8 +75,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 def expected_seconds(benchmark: Benchmark, scale: Scale) -> float:
     """A rough length of one run, for the progress bar's first estimates."""
     if benchmark.real_program:
-        return {"redis": 1.0 + 8 * scale.work, "python": 0.3 + 5 * scale.work, "gcc": 0.3 + 12 * scale.work}[
-            benchmark.name]
+        return real_programs.expected_seconds(benchmark.name, scale)
     arguments = benchmark.arguments(1, scale)
     seconds = 0.05 + (scale.seconds if "-d" in arguments else 0.5 * scale.work)
     if "-w" in arguments:  # rss-return sleeps through its observation window
@@ -80,9 +83,17 @@ def expected_seconds(benchmark: Benchmark, scale: Scale) -> float:
     return seconds
 
 
-def plan(benchmarks: list[Benchmark], compared: list[Allocator], thread_counts: list[int], repeat: int,
+def threads_of(benchmark: Benchmark, thread_counts: list[int] | None, scale: Scale) -> list[int]:
+    """A benchmark's thread counts: the ones asked for, else the scale's
+    sweep, or its N for a standard benchmark's shape; 1 when unthreaded."""
+    if not benchmark.threaded:
+        return [1]
+    return thread_counts or list(scale.standard_threads if benchmark.standard else scale.threads)
+
+
+def plan(benchmarks: list[Benchmark], compared: list[Allocator], thread_counts: list[int] | None, repeat: int,
          scale: Scale, table3_allocators: list[Allocator]) -> list[Job]:
-    """Runs interleaved across allocators: every allocator runs a cell before
+    """Runs interleaved across allocators: every allocator runs a row before
     any runs it again, and the order rotates between repeats so that no
     allocator always runs first after another's heavy run."""
     jobs = []
@@ -92,7 +103,7 @@ def plan(benchmarks: list[Benchmark], compared: list[Allocator], thread_counts: 
             return items[shift:] + items[:shift]
 
         for benchmark in benchmarks:
-            for threads in (thread_counts if benchmark.threaded else [1]):
+            for threads in threads_of(benchmark, thread_counts, scale):
                 for allocator in rotated(compared):
                     jobs.append(Job(benchmark, allocator, threads, round_number, expected_seconds(benchmark, scale)))
         if table3_allocators:
@@ -148,10 +159,11 @@ def main(argv: list[str]) -> int:
         return 0
 
     notes = []
+    shared_present = [a.name for a in available if a.name in allocator_catalogue.SHARED_PEERS]
     hint = allocator_catalogue.install_hint(missing_peers)
     if hint:
         notes.append(f"Peers not installed ({', '.join(p.name for p in missing_peers)}): `{hint}`")
-    compared, allocator_notes = allocator_catalogue.select(available, arguments.allocators)
+    compared, allocator_notes = allocator_catalogue.select(available, arguments.allocators, arguments.peer)
     notes += allocator_notes
     benchmarks, unknown = benchmark_catalogue.select(arguments.benchmarks)
     notes += [f"Unknown benchmark '{name}', skipped" for name in unknown]
@@ -169,7 +181,8 @@ def main(argv: list[str]) -> int:
         print("error: nothing to run", file=sys.stderr)
         return 2
 
-    thread_counts = sorted(set(arguments.threads or scale.threads))
+    thread_counts = sorted(set(arguments.threads)) if arguments.threads else None
+    sweep = thread_counts or list(scale.threads)
     repeat = arguments.repeat or scale.repeat
     timeout = arguments.timeout or scale.timeout
     # Table 3 compares corealloc's ablation builds; it needs mmicro and corealloc.
@@ -177,7 +190,7 @@ def main(argv: list[str]) -> int:
     table3_order = list(allocator_catalogue.ABLATION_LABELS)
     table3.sort(key=lambda a: table3_order.index(a.name) if a.name in table3_order else len(table3_order))
     table3 = [a for a in available if a.name == "glibc"] + table3 if table3 else []
-    table2_threads = max([t for t in thread_counts if t <= scale.table2_threads] or thread_counts[:1])
+    table2_threads = max([t for t in sweep if t <= scale.table2_threads] or sweep[:1])
 
     out = (arguments.out or REPOSITORY / "results" / datetime.datetime.now().strftime("%Y-%m-%d_%H%M%S")).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -185,38 +198,45 @@ def main(argv: list[str]) -> int:
         print("note:", note, file=sys.stderr)
     jobs = plan(benchmarks, compared, thread_counts, repeat, scale, table3)
     print(f"{len(jobs)} runs: {len(benchmarks)} benchmarks x {len(compared)} allocators "
-          f"({', '.join(a.name for a in compared)}) x threads {thread_counts} x {repeat} repeats"
+          f"({', '.join(a.name for a in compared)}) x threads {sweep} (standard shapes: "
+          f"{thread_counts or list(scale.standard_threads)}) x {repeat} repeats"
           + (f", plus Table 3 with {len(table3)} builds" if table3 else "") + f"; results in {out}", file=sys.stderr)
 
     runs: list[Run] = []
-    progress = Progress([job.expected_seconds for job in jobs])
     interrupted = False
-    with tempfile.TemporaryDirectory(prefix="corealloc-bench-") as scratch:
+    # The bar counts expected milliseconds, so its rate and ETA weigh long runs as such.
+    with tempfile.TemporaryDirectory(prefix="corealloc-bench-") as scratch, \
+            tqdm(total=sum(round(1000 * job.expected_seconds) for job in jobs), file=sys.stderr,
+                 bar_format="{l_bar}{bar:30}| {elapsed} < {remaining} {postfix}") as progress:
         context = Context(build / "bench" / "rusage-run", scale, timeout, Path(scratch))
         try:
             for job in jobs:
+                progress.set_postfix_str(f"{job.benchmark.name} {job.allocator.name} T={job.threads}", refresh=False)
                 runs.append(execute(job, build, context))
-                progress.advance(job.expected_seconds, f"{job.benchmark.name} {job.allocator.name} T={job.threads}")
+                progress.update(round(1000 * job.expected_seconds))
         except KeyboardInterrupt:
             interrupted = True
-        progress.finish()
 
     write_raw(out, runs)
     allocator_names = [a.name for a in compared]
-    drawn = plots.draw(out / "plots", runs, benchmarks, allocator_names, thread_counts)
+    drawn = plots.draw(out / "plots", runs, benchmarks, allocator_names)
     if drawn is None:
         notes.append("Plots skipped: matplotlib is not installed for this Python (make venv installs it)")
     header = machine_description() + [
-        f"- Run: {datetime.datetime.now():%Y-%m-%d %H:%M}, scale {scale.name}, {repeat} repeat(s), threads "
-        f"{' '.join(map(str, thread_counts))}, timeout {timeout:g} s per run"
+        f"- Run: {datetime.datetime.now():%Y-%m-%d %H:%M}, scale {scale.name}, {repeat} repeat(s) interleaved "
+        f"(allocator order rotating per repeat), threads {' '.join(map(str, sweep))}, standard shapes at "
+        f"{' '.join(map(str, thread_counts or scale.standard_threads))}, timeout {timeout:g} s per run"
         + (", INTERRUPTED: partial results" if interrupted else ""),
         "- Allocators: " + ", ".join(f"{a.name} ({a.library or 'libc'}"
                                      + "".join(f", {k}={v}" for k, v in a.env.items()) + ")" for a in compared),
+        f"- Stronger peers in {allocator_catalogue.SHARED_PEERS_DIRECTORY}: "
+        f"{', '.join(shared_present) or 'none present'}; compared here: "
+        f"{', '.join(a.name for a in compared if a.name in shared_present) or 'none'}",
         "- redis-server in Debian is linked with jemalloc: its 'glibc' row is that default, the others preload "
         "over it.",
     ] + [f"- Note: {note}" for note in notes]
     report.write(out / "report.md", runs=runs, benchmarks=benchmarks, allocators=allocator_names,
-                 thread_counts=thread_counts, table2_threads=table2_threads,
+                 thread_counts=sweep, table2_threads=table2_threads,
                  table3_allocators=[a.name for a in table3], table3_threads=list(scale.table3_threads),
                  header_lines=header, plots=drawn or [], cpus=os.cpu_count() or 1)
     failed = sum(run.status in ("failed", "timeout") for run in runs)

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""The driver's self-test (ctest bench.driver): a tiny suite with glibc,
-corealloc when it is built, and crashalloc, an allocator that aborts. The
-suite must finish, write its report, raw runs and plots, record every
-crashalloc run as a failure, and keep running the others after a crash; the
-memory benchmark in it must keep every key of its result line and show up
-in the peak RSS summary and the Memory section."""
+"""The driver's self-test (ctest bench.driver): a tiny suite, repeated
+twice, with glibc, corealloc when it is built, and crashalloc (an allocator
+that aborts) given as an extra peer. The suite must finish, write its
+report, raw runs and plots, record every crashalloc run as a failure, keep
+running the others after a crash, rotate the allocator order between
+repeats, compare the real program's output with glibc's, and show the
+summary (time / fastest, peak RSS / leanest), the fastest of each row and
+the spread of repeats; the memory benchmark in it must keep every key of
+its result line and show up in the Memory section."""
 
 from __future__ import annotations
 
@@ -35,34 +38,49 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="corealloc-driver-test-") as out:
         out = Path(out)
         completed = subprocess.run(
-            [python, str(DRIVER), "--build", str(arguments.build), "--tiny", "--threads", "1", "2",
-             "--benchmarks", "mmicro", "larson", "lfstack-random", "tiny-objects",
-             "--allocators", "glibc", "corealloc", f"crash={arguments.crash_library}", "--out", str(out)],
-            capture_output=True, text=True, timeout=120)
+            [python, str(DRIVER), "--build", str(arguments.build), "--tiny", "--threads", "1", "2", "--repeat", "2",
+             "--benchmarks", "mmicro", "larson", "lfstack-random", "tiny-objects", "python",
+             "--allocators", "glibc", "corealloc", "--peer", f"crash={arguments.crash_library}", "--out", str(out)],
+            capture_output=True, text=True, timeout=170)
         print(completed.stderr[-3000:], file=sys.stderr)
         check(completed.returncode == 0, f"driver exited with {completed.returncode}")
         report = (out / "report.md").read_text()
         runs = json.loads((out / "runs.json").read_text())
         check((out / "runs.csv").exists(), "runs.csv missing")
-        check("## Summary" in report and "### mmicro" in report and "### lfstack-random" in report,
-              "report lacks the summary or a benchmark table")
+        check("### mmicro" in report and "### lfstack-random" in report and "### larson-standard" in report,
+              "a benchmark table is missing ('larson' must also select larson-standard)")
         crash_runs = [r for r in runs if r["allocator"] == "crash"]
-        glibc_runs = [r for r in runs if r["allocator"] == "glibc"]
-        # 3 threaded benchmarks x 2 thread counts, and tiny-objects once.
-        check(len(crash_runs) == 7 and all(r["status"] == "failed" for r in crash_runs),
+        # Table 3 runs glibc beside corealloc's ablation builds, never the others.
+        glibc_runs = [r for r in runs if r["allocator"] == "glibc" and r["benchmark"] != "mmicro-table3"]
+        check(any("crash (" in line for line in report.splitlines() if line.startswith("- Allocators:")),
+              "the --peer allocator is not among the compared ones")
+        check(crash_runs and len(crash_runs) == len(glibc_runs) and all(r["status"] == "failed" for r in crash_runs),
               "every crashalloc run must be recorded as failed")
-        check(len(glibc_runs) >= 7 and all(r["status"] == "ok" for r in glibc_runs), "glibc runs must succeed")
+        check(glibc_runs and all(r["status"] == "ok" for r in glibc_runs), "glibc runs must succeed")
         check(all(r["max_rss_kib"] for r in glibc_runs), "peak RSS missing for glibc runs")
+        python_runs = [r for r in glibc_runs if r["benchmark"] == "python"]
+        check(len(python_runs) == 2 and all("checksum=" in r["fields"]["output"] for r in python_runs),
+              "the python workload's output was not compared with glibc's")
         tiny = [r for r in glibc_runs if r["benchmark"] == "tiny-objects"]
-        check(len(tiny) == 1 and {"rss_before_mib", "rss_after_mib", "bytes_per_object"} <= set(tiny[0]["fields"]),
+        check(len(tiny) == 2 and {"rss_before_mib", "rss_after_mib", "bytes_per_object"} <= set(tiny[0]["fields"]),
               "tiny-objects' result line was not kept whole")
-        check("### Peak RSS" in report and "| glibc |" in report.split("### Peak RSS")[1].split("##")[0],
-              "the peak RSS summary is missing or has no glibc row")
+        # Interleaving: the allocator that runs a row first changes from one repeat to the next.
+        firsts = [next(r["allocator"] for r in runs if r["benchmark"] == "mmicro" and r["threads"] == 1
+                       and r["repeat"] == repeat) for repeat in (0, 1)]
+        check(firsts[0] != firsts[1], "the allocator order does not rotate between repeats")
+        summary = report.split("## Summary")[1].split("\n## ")[0]
+        check("time / fastest" in summary and "peak RSS / leanest" in summary
+              and any(line.startswith("| glibc ") for line in summary.splitlines()),
+              "the summary table is missing a column or the glibc row")
+        fastest = report.split("## Fastest per row")[1].split("\n## ")[0]
+        check(any(line.startswith("| mmicro ") for line in fastest.splitlines()), "no mmicro row under Fastest per row")
+        mmicro_table = report.split("### mmicro")[1].split("###")[0]
+        check("±" in mmicro_table, "the mmicro table shows no spread of its repeats")
         check("## Memory" in report and "### tiny-objects" in report.split("## Memory")[1],
               "the Memory section is missing")
         first_crash = min(i for i, r in enumerate(runs) if r["allocator"] == "crash")
         check(any(r["status"] == "ok" for r in runs[first_crash + 1:]), "the suite stopped after a crash")
-        check("| crash |" in report.split("## Failures")[1], "the failures section does not list crashalloc")
+        check("| crash " in report.split("## Failures")[1], "the failures section does not list crashalloc")
         plots_skipped = "Plots skipped" in report
         check(plots_skipped or (out / "plots" / "mmicro.png").exists(), "no mmicro plot")
         print("selftest passed" + (" (plots skipped: no matplotlib)" if plots_skipped else ""))
