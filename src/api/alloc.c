@@ -43,19 +43,6 @@ miss:
     return p;
 }
 
-static void small_free(void *p, unsigned cls)
-{
-    if (cache_marked_free(p))
-        goto marked;
-    FRONTEND_PUSH(p, cls, full);
-    return;
-full:
-    frontend_free_slow(p, cls);
-    return;
-marked:
-    frontend_free_marked(p, cls);
-}
-
 static void *large_malloc(size_t size, size_t alignment, bool *zeroed)
 {
     bool fresh = false;
@@ -119,7 +106,7 @@ static void free_elsewhere(void *p, const char *call)
     else if (loc.span)
         large_free(loc.span);
     else
-        small_free(p, loc.cls);
+        frontend_free_suspect(p, loc.cls, call);
 }
 
 void alloc_free_slow(void *p)

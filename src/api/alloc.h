@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/sizeclass.h"
+#include "core/superblock.h"
 #include "core/zone.h"
 #include "frontend/frontend.h"
 
@@ -26,11 +27,13 @@ const char *alloc_frontend_name(void);
 /* The fast paths: one critical section each (see fastpath.h). A malloc
  * of up to SC_LUT_MAX bytes finds its class with one load; a free finds
  * its class from the address (the zone it lies in), and anything else
- * (NULL, large blocks, foreign pointers, no zones) takes the slow path. A
- * free looks for the free mark (a double free of a block still free), and
- * the rest of its checks wait for its free stack's verification.
- * Before start-up the class table is zero and the sections miss, so the
- * slow path (which starts the allocator up) recomputes the class. */
+ * (NULL, large blocks, foreign pointers, no zones) takes the slow path.
+ * Before an object is cached again, free checks it: its superblock's
+ * descriptor vouches for a block start among those handed out, and the
+ * block must not carry the free mark already; anything else gets the
+ * closer look, which reports double, wild and interior frees. Before
+ * start-up the class table is zero and the sections miss, so the slow
+ * path (which starts the allocator up) recomputes the class. */
 static inline void *alloc_malloc(size_t size)
 {
     unsigned cls;
@@ -51,16 +54,17 @@ static inline void alloc_free(void *p)
 {
     uintptr_t cls = ((uintptr_t)p >> ZONE_SHIFT) - frontend_layout.zone_index;
     if (__builtin_expect(cls < SC_COUNT, 1)) {
-        /* Zones are readable wherever a superblock may be or not. */
-        if (__builtin_expect(cache_marked_free(p), 0))
-            goto marked;
+        if (__builtin_expect(!sb_zone_free_fast((uintptr_t)p, (unsigned)cls), 0) ||
+            __builtin_expect(cache_maybe_marked_free(p) && cache_marked_free(p), 0))
+            goto suspect;
+        cache_mark_free(p);
         FRONTEND_PUSH(p, cls, full);
         return;
     full:
         frontend_free_slow(p, (unsigned)cls);
         return;
-    marked:
-        frontend_free_marked(p, (unsigned)cls);
+    suspect:
+        frontend_free_suspect(p, (unsigned)cls, "free");
         return;
     }
     alloc_free_slow(p);

@@ -73,12 +73,3 @@ __attribute__((constructor)) static void init_at_load(void)
 {
     init_ensure();
 }
-
-/* At exit, what is still waiting in free stacks is verified (the caches
- * are drained), so a misuse that never came to matter is reported all the
- * same. */
-__attribute__((destructor)) static void verify_at_exit(void)
-{
-    if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == INIT_DONE)
-        frontend_drain();
-}

@@ -1,6 +1,7 @@
 #include "core/sizeclass.h"
 
 struct sizeclass_info sc_info[SC_COUNT];
+uint64_t sc_start_mult[SC_COUNT];
 uint8_t sc_lut[SC_LUT_MAX + 1];
 
 static unsigned clamp(unsigned v, unsigned lo, unsigned hi)
@@ -26,6 +27,8 @@ void sizeclass_init(void)
         sc->size = (uint32_t)class_size(c);
         sc->blocks = (uint32_t)(SB_SIZE / sc->size);
         sc->recip = (((uint64_t)1 << SC_RECIP_SHIFT) + sc->size - 1) / sc->size;
+        sc_start_mult[c] = UINT64_MAX / sc->size + 1 + !(sc->size & (sc->size - 1));
+        sc->start_step = (uint32_t)(sc_start_mult[c] * sc->size);
         /* A cache may hold up to 256 KiB of a class (at least 8, at most
          * 256 objects; its capacity grows to that with demand); batches are
          * a quarter of that, 2 to SC_BATCH_MAX objects. */

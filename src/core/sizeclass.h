@@ -32,11 +32,14 @@ struct sizeclass_info {
     uint32_t size;     /* block size in bytes */
     uint32_t blocks;   /* blocks in one superblock */
     uint64_t recip;    /* ceil(2^SC_RECIP_SHIFT / size) */
+    uint32_t start_step; /* sc_start_mult[cls] * size, mod 2^64 (see sc_start_key) */
     uint16_t batch;    /* objects moved between a cache and the central layer */
     uint16_t limit;    /* most objects one cache holds */
 };
 
 extern INTERNAL_DATA struct sizeclass_info sc_info[SC_COUNT];
+/* Per class: floor(2^64 / size) + 1, apart for the free fast path. */
+extern INTERNAL_DATA uint64_t sc_start_mult[SC_COUNT];
 /* The class of every request size up to SC_LUT_MAX, indexed by the size
  * itself: the malloc fast path looks it up with one load. */
 extern INTERNAL_DATA uint8_t sc_lut[SC_LUT_MAX + 1];
@@ -54,6 +57,18 @@ static inline unsigned sc_of(size_t n)
 }
 
 static inline size_t sc_size(unsigned cls) { return sc_info[cls].size; }
+
+/* The start key of an offset inside a superblock, one multiplication
+ * (the remainder test of Lemire, Kaser and Kurz): the start of block i has
+ * key i * start_step, below SB_SIZE; any other offset, one at least
+ * 2^64 / size (far above). So "offset is the start of one of the first n
+ * blocks" is key < n * start_step. The multiplier is one above
+ * floor(2^64 / size), so that start_step is never 0 (as it would be for a
+ * power of two with the usual ceiling). */
+static inline uint64_t sc_start_key(unsigned cls, uintptr_t offset)
+{
+    return offset * sc_start_mult[cls];
+}
 
 /* Block index of an offset inside a superblock. */
 static inline uint64_t sc_block_index(unsigned cls, uintptr_t offset)

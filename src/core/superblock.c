@@ -33,7 +33,7 @@ struct superblock *sb_of(uintptr_t addr)
 {
     unsigned cls;
     if (zone_class_of(addr, &cls)) {
-        struct superblock *sb = zone_descriptor_slot(cls, addr);
+        struct superblock *sb = zone_descriptor_slot(addr);
         return sb->start ? sb : NULL; /* never-used superblocks have no start */
     }
     uintptr_t entry = pagemap_get(addr);
@@ -47,10 +47,12 @@ enum block_state sb_block_state(uintptr_t addr, unsigned cls)
     unsigned zone_cls;
     struct superblock *sb;
     if (zone_class_of(addr, &zone_cls)) {
-        /* Only a taken superblock's descriptor is committed memory. */
-        if (zone_cls != cls || !zone_superblock_taken(cls, addr))
+        /* Zones read as zeros where nothing was committed: a slot no
+         * superblock has used (the descriptor area's own included) holds
+         * start 0. */
+        if (zone_cls != cls)
             return BLOCK_NO_SUPERBLOCK;
-        sb = zone_descriptor_slot(cls, addr);
+        sb = zone_descriptor_slot(addr);
     } else {
         sb = sb_of(addr);
     }
@@ -66,6 +68,13 @@ enum block_state sb_block_state(uintptr_t addr, unsigned cls)
     return BLOCK_HANDED_OUT;
 }
 
+/* Recomputed whenever carved or holes change, and 0 while not in use. */
+static void set_fast_bound(struct superblock *sb, bool in_use)
+{
+    uint32_t bound = in_use && !sb->holes ? sb->carved * sc_info[sb->cls].start_step : 0;
+    __atomic_store_n(&sb->fast_bound, bound, __ATOMIC_RELAXED);
+}
+
 static void format(struct superblock *sb, unsigned cls)
 {
     unsigned blocks = sc_info[cls].blocks;
@@ -74,11 +83,12 @@ static void format(struct superblock *sb, unsigned cls)
         sb->bitmap[blocks / 64] = ((uint64_t)1 << (blocks % 64)) - 1;
     sb->cursor = 0;
     sb->holes = 0;
-    sb->cls = (uint16_t)cls;
+    sb->cls = (uint8_t)cls;
     sb->carved = 0;
     sb->used = 0;
     sb->list = SB_LIST_NONE;
     sb->next = sb->prev = NULL;
+    set_fast_bound(sb, true);
 }
 
 /* An empty superblock about to be formatted: its pages count as resident
@@ -192,7 +202,7 @@ struct superblock *sb_acquire(unsigned cls)
         footprint_uncharge(SB_SIZE);
         return take_from_chunk_pool(cls);
     }
-    struct superblock *sb = zone_descriptor_slot(cls, start);
+    struct superblock *sb = zone_descriptor_slot(start);
     sb->start = start;
     sb->bitmap = zone_superblock_bitmap(cls, start);
     sb->zoned = 1;
@@ -205,6 +215,9 @@ struct superblock *sb_acquire(unsigned cls)
 void sb_release_empty(struct superblock *sb)
 {
     CA_ASSERT(sb->used == 0 && sb->list != SB_LIST_EMPTY);
+    /* Its blocks may lose their marks (purged pages read zero): every free
+     * into it gets the closer look, which finds them in the superblock. */
+    set_fast_bound(sb, false);
     /* Empty, it is counted whole again: purging it uncharges it whole. */
     if (sb->holes) {
         footprint_recharge((size_t)__builtin_popcountll(sb->holes) << OS_PAGE_SHIFT);
@@ -261,16 +274,17 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
             bits &= bits - 1;
             out[got++] = (void *)(sb->start + (uintptr_t)index * sc->size);
             if (index >= sb->carved)
-                sb->carved = index + 1;
+                sb->carved = (uint16_t)(index + 1);
         }
         sb->bitmap[w] = bits;
         if (bits)
             break;
     }
     sb->cursor = (uint16_t)w;
-    sb->used += got;
+    sb->used = (uint16_t)(sb->used + got);
     if (sb->holes)
         refill_holes(sb, out, got);
+    set_fast_bound(sb, true);
     return got;
 }
 
@@ -313,6 +327,7 @@ static size_t purge_free_pages(struct superblock *sb, uint64_t candidates)
         left = run == 64 ? 0 : left & ~((((uint64_t)1 << run) - 1) << p);
     }
     sb->holes |= fresh;
+    set_fast_bound(sb, true);
     size_t released = (size_t)__builtin_popcountll(fresh) << OS_PAGE_SHIFT;
     if (released) {
         footprint_uncharge(released);

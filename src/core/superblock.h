@@ -24,16 +24,21 @@ struct superblock {
     uint64_t *bitmap;               /* bit i set: block i is in the superblock */
     uintptr_t start;
     uint64_t empty_since_ns;
-    uint32_t carved; /* one past the highest block ever handed out */
-    uint32_t used;   /* blocks outside the superblock (caches, central, user) */
-    uint16_t cls;
-    uint16_t cursor; /* no set bit below this bitmap word */
-    uint8_t list;    /* enum sb_list */
-    uint8_t zoned;   /* lives in its class zone: the address gives the class */
+    /* Start keys (sc_start_key) below this are blocks a free may take
+     * without a closer look: carved * start_step while the superblock is
+     * in use with no page given back, else 0 (see sb_zone_free_fast). */
+    uint32_t fast_bound;
+    uint16_t carved; /* one past the highest block ever handed out */
+    uint16_t used;   /* blocks outside the superblock (caches, central, user) */
+    uint8_t cls;
+    uint8_t list;      /* enum sb_list */
+    uint8_t zoned;     /* lives in its class zone: the address gives the class */
     uint8_t residency; /* enum sb_residency */
-    uint8_t pad;
+    uint16_t cursor;   /* no set bit below this bitmap word */
+    uint16_t pad;
     uint64_t holes; /* in use: bit i set when page i went back to the OS (all its blocks free) */
 };
+_Static_assert(SB_SIZE / SC_MIN_SIZE <= UINT16_MAX && SC_COUNT <= UINT8_MAX, "carved, used and cls fit");
 _Static_assert(sizeof(struct superblock) == ZONE_DESCRIPTOR_BYTES, "one cache line; zone arithmetic");
 
 void sb_init(void);
@@ -65,6 +70,19 @@ enum block_state {
  * state cannot change under a legitimate free), a best guess for misuse
  * racing with the block's superblock. */
 enum block_state sb_block_state(uintptr_t addr, unsigned cls);
+
+/* The free fast path's check, inline: addr, in the zone of cls, is the
+ * start of a block of a zone superblock in use, among those ever handed
+ * out, in a superblock with no page given back. Then a block without the
+ * free mark is the program's: every free block of such a superblock was
+ * marked when it was carved or freed. One multiplication, one load of the
+ * descriptor; false sends the free to a closer look (sb_block_state).
+ * Zones are readable everywhere: a slot no superblock used reads 0. */
+static inline bool sb_zone_free_fast(uintptr_t addr, unsigned cls)
+{
+    const struct superblock *sb = zone_descriptor_slot(addr);
+    return sc_start_key(cls, addr & (SB_SIZE - 1)) < __atomic_load_n(&sb->fast_bound, __ATOMIC_RELAXED);
+}
 
 /* Start of the block containing addr (which must lie inside sb). */
 static inline uintptr_t sb_block_start(const struct superblock *sb, uintptr_t addr)

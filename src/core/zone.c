@@ -50,12 +50,6 @@ static size_t bitmap_stride(unsigned cls)
     return (sc_info[cls].blocks + 63) / 64 * sizeof(uint64_t);
 }
 
-bool zone_superblock_taken(unsigned cls, uintptr_t addr)
-{
-    uintptr_t index = (addr - zone_base(cls)) >> SB_SHIFT;
-    return index >= FIRST_SUPERBLOCK && index < __atomic_load_n(&next_superblock[cls], __ATOMIC_ACQUIRE);
-}
-
 uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start)
 {
     uintptr_t index = (start - zone_base(cls)) >> SB_SHIFT;
@@ -91,12 +85,7 @@ uintptr_t zone_take_superblock(unsigned cls)
         return 0;
     if (next_superblock[cls] == committed_superblocks[cls] && !commit_superblocks(cls))
         return 0;
-    uintptr_t index = next_superblock[cls];
-    /* Readers (zone_superblock_taken) trust the index only for "the memory
-     * is committed"; the descriptor's start, which the caller writes next,
-     * is what says a superblock is there. */
-    __atomic_store_n(&next_superblock[cls], index + 1, __ATOMIC_RELEASE);
-    return zone_base(cls) + (index << SB_SHIFT);
+    return zone_base(cls) + (next_superblock[cls]++ << SB_SHIFT);
 }
 
 bool zone_take_large(size_t size, uintptr_t *start)

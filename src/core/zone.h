@@ -45,19 +45,20 @@ static inline uintptr_t zone_base(unsigned cls)
     return zone_region_base + ((uintptr_t)cls << ZONE_SHIFT);
 }
 
-/* The descriptor slot of the zone superblock holding addr (used or not). */
-static inline void *zone_descriptor_slot(unsigned cls, uintptr_t addr)
+/* The descriptor slot of the zone superblock holding addr (used or not),
+ * for an addr inside a class zone: arithmetic on addr alone, as zones are
+ * aligned to their size. */
+static inline void *zone_descriptor_slot(uintptr_t addr)
 {
-    uintptr_t base = zone_base(cls);
-    return (void *)(base + ((addr - base) >> SB_SHIFT) * ZONE_DESCRIPTOR_BYTES);
+    _Static_assert(ZONE_DESCRIPTOR_BYTES == 1 << 6, "the shift below");
+    uintptr_t base = addr & ~(ZONE_SIZE - 1);
+    uintptr_t index_bytes = (addr >> (SB_SHIFT - 6)) & (((ZONE_SIZE - 1) >> SB_SHIFT) << 6);
+    return (void *)(base + index_bytes);
 }
 
 /* Address of the next never-used superblock of the class's zone, or 0 when
  * the zone is full (or absent). Caller holds the class lock. */
 uintptr_t zone_take_superblock(unsigned cls);
-/* Whether addr lies in a superblock the class's zone has handed out (not
- * in the descriptor area, not in never-used address space). */
-bool zone_superblock_taken(unsigned cls, uintptr_t addr);
 /* Where the bitmap of the zone superblock at start lives. */
 uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start);
 /* Address space for large spans inside the region: [start, start + size).

@@ -18,7 +18,6 @@ struct id_counters {
 } __attribute__((aligned(64)));
 static struct id_counters *counters;
 static lock_t drain_lock = LOCK_INIT;
-static unsigned free_capacity;
 
 static void **slab_of(unsigned id)
 {
@@ -48,7 +47,7 @@ static char *map_slabs(unsigned count)
     return base;
 }
 
-bool cpucache_init(unsigned free_stack_capacity)
+bool cpucache_init(void)
 {
     lock_register_for_fork(&drain_lock);
     if (!ARCH_HAS_RSEQ_SECTIONS ||
@@ -61,9 +60,8 @@ bool cpucache_init(unsigned free_stack_capacity)
     char *slabs = counters ? map_slabs(count) : NULL;
     if (!slabs)
         return false;
-    free_capacity = free_stack_capacity;
     for (unsigned id = 0; id < count; id++)
-        cache_slab_format((void **)(slabs + ((size_t)id << SLAB_SHIFT)), free_capacity);
+        cache_slab_format((void **)(slabs + ((size_t)id << SLAB_SHIFT)));
     slab_count = count;
     slabs_base = (uintptr_t)slabs;
     /* The area first: a section that reads the new slabs (it reads them
@@ -85,36 +83,26 @@ static void count_miss(uint64_t *counter)
 
 #define SECTION_ARGS &frontend_layout.sections
 
-/* An allocation stack that runs empty grows by a batch, up to its limit
- * and within the CPU's growth budget: room for what this CPU allocates,
- * not for what it only frees (a consumer's frees would just be parked
- * here). Growing needs no fence (a section that read the old end just saw
- * less room) but must not race a drain, hence the lock; taken only if
- * free, so no path waits for it. */
+/* A stack that runs empty grows by a batch, up to its limit and within
+ * the CPU's growth budget: room for what this CPU allocates, not for what
+ * it only frees (a consumer's frees would just be parked here). Growing
+ * needs no fence (a section that read the old end just saw less room) but
+ * must not race a drain, hence the lock; taken only if free, so no path
+ * waits for it. */
 static void grow_capacity(unsigned id, unsigned cls)
 {
     if (!opt_free_blocks_wait() || !lock_try(&drain_lock))
         return;
     void **slab = slab_of(id);
-    struct cache_bounds *b = cache_bounds(slab, cls);
+    struct cache_hdr *h = cache_hdr(slab, cls);
     uint64_t *grown = &counters[id].grown_bytes;
     unsigned more = cache_growth(slab, cls);
     uint64_t bytes = (uint64_t)more * sc_info[cls].size;
-    if (more && cache_hdr(slab, cls)->alloc_begin != SLAB_STOPPED_BEGIN &&
-        *grown + bytes <= opt.cpu_cache_bytes) {
+    if (more && *grown + bytes <= opt.cpu_cache_bytes) {
         *grown += bytes;
-        __atomic_store_n(&b->alloc_end, (uint16_t)(b->alloc_end + more), __ATOMIC_RELEASE);
+        __atomic_store_n(&h->end, (uint16_t)(h->end + more), __ATOMIC_RELEASE);
     }
     lock_release(&drain_lock);
-}
-
-/* Verified objects for this CPU's allocation stack, or, when they do not
- * all fit (a full stack, a drain, or the thread moved), for the central
- * layer, as one batch. */
-static void stack_or_spill(unsigned cls, void **objs, unsigned n)
-{
-    if (n && !arch_slab_push_alloc(SECTION_ARGS, cls, objs, n))
-        central_free(cls, objs, n);
 }
 
 void *cpucache_alloc_slow(unsigned cls)
@@ -128,19 +116,15 @@ void *cpucache_alloc_slow(unsigned cls)
 empty:;
     unsigned id = rseq_current_id();
     count_miss(&counters[id].misses_empty);
-    /* What was freed on this CPU, verified, serves first. */
-    unsigned got = arch_slab_pop_free(SECTION_ARGS, cls, batch, sc_info[cls].batch);
-    got = cache_verify(cls, batch, got, "free");
-    if (!got) {
-        grow_capacity(id, cls);
-        got = central_alloc(cls, batch, sc_info[cls].batch);
-        if (!got)
-            return NULL;
-        cache_mark_all(batch, got);
-    }
-    /* The most recently freed object for the caller (it is the likeliest in
-     * the processor's cache), the rest for this CPU's cache. */
-    stack_or_spill(cls, batch, got - 1);
+    grow_capacity(id, cls);
+    unsigned got = central_alloc(cls, batch, sc_info[cls].batch);
+    if (!got)
+        return NULL;
+    cache_mark_all(batch, got);
+    /* One for the caller, the rest for this CPU's cache, or (when they do
+     * not all fit: a drain, or the thread moved) back as one batch. */
+    if (got > 1 && !arch_slab_push_batch(SECTION_ARGS, cls, batch, got - 1))
+        central_free(cls, batch, got - 1);
     return batch[got - 1];
 }
 
@@ -148,20 +132,17 @@ void cpucache_free_slow(void *p, unsigned cls)
 {
     if (rseq_thread_ready()) {
         count_miss(&counters[rseq_current_id()].misses_full);
-        /* The full free stack, verified, moves to the allocation stack (or
-         * to the central layer, as one batch); p takes its place, unless
-         * that verification just marked the block p is a second free of. */
+        /* A batch off the top of the full stack goes to the central layer,
+         * and p takes its place. */
         void *batch[SC_BATCH_MAX];
-        unsigned got = arch_slab_pop_free(SECTION_ARGS, cls, batch, sc_info[cls].batch);
-        stack_or_spill(cls, batch, cache_verify(cls, batch, got, "free"));
-        if (cache_marked_free(p))
-            goto verify_now;
-        FRONTEND_PUSH(p, cls, verify_now);
+        unsigned got = arch_slab_pop_batch(SECTION_ARGS, cls, batch, sc_info[cls].batch);
+        if (got)
+            central_free(cls, batch, got);
+        FRONTEND_PUSH(p, cls, elsewhere);
         return;
     }
-verify_now: /* no free stack here (or a drain stopped it, or p is suspect) */
-    if (cache_verify(cls, &p, 1, "free"))
-        stack_or_spill(cls, &p, 1);
+elsewhere: /* no stack here (or a drain stopped it) */
+    central_free(cls, &p, 1);
 }
 
 size_t cpucache_drain_all(void)
@@ -172,12 +153,14 @@ size_t cpucache_drain_all(void)
     lock_acquire(&drain_lock);
     for (unsigned id = 0; id < slab_count; id++)
         cache_slab_stop(slab_of(id));
-    /* After the fence no section anywhere still uses the old bounds. */
-    rseq_fence(-1);
+    rseq_fence(-1); /* no section anywhere still uses the old bounds */
     for (unsigned id = 0; id < slab_count; id++) {
-        bytes += cache_slab_drain_stopped(slab_of(id), free_capacity);
+        bytes += cache_slab_take_stopped(slab_of(id));
         counters[id].grown_bytes = 0;
     }
+    rseq_fence(-1); /* nor an old top */
+    for (unsigned id = 0; id < slab_count; id++)
+        cache_slab_restart(slab_of(id));
     lock_release(&drain_lock);
     return bytes;
 }
@@ -185,12 +168,14 @@ size_t cpucache_drain_all(void)
 size_t cpucache_drain_id(unsigned id)
 {
     if (!cpucache_on() || id >= slab_count || !cache_slab_bytes_held(slab_of(id)))
-        return 0; /* nothing to take: spare the fence */
+        return 0; /* nothing to take: spare the fences */
     lock_acquire(&drain_lock);
     cache_slab_stop(slab_of(id));
     rseq_fence((int)id);
-    size_t bytes = cache_slab_drain_stopped(slab_of(id), free_capacity);
+    size_t bytes = cache_slab_take_stopped(slab_of(id));
     counters[id].grown_bytes = 0;
+    rseq_fence((int)id);
+    cache_slab_restart(slab_of(id));
     lock_release(&drain_lock);
     return bytes;
 }

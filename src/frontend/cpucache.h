@@ -13,9 +13,8 @@
 #include "platform/rseq.h"
 
 /* Turns the front end on when rseq works, and points the fast paths'
- * layout at its slabs. free_stack_capacity: as cache_slab_format's.
- * Returns whether it is on. */
-bool cpucache_init(unsigned free_stack_capacity);
+ * layout at its slabs. Returns whether it is on. */
+bool cpucache_init(void);
 bool cpucache_on(void);
 
 void *cpucache_alloc_slow(unsigned cls);
@@ -29,7 +28,7 @@ size_t cpucache_drain_id(unsigned id);
 unsigned cpucache_id_count(void);
 /* Slow-path entries of one id, from an empty cache and a full one. */
 void cpucache_id_misses(unsigned id, uint64_t *empty, uint64_t *full);
-/* Whether some slab holds p in a stack of cls (racy reads). */
+/* Whether some slab holds p in its stack of cls (racy reads). */
 bool cpucache_holds(const void *p, unsigned cls);
 /* Bytes held in all slabs (racy read, for statistics) and the slab count. */
 size_t cpucache_bytes_held(unsigned *slabs);

@@ -48,7 +48,8 @@ extern INTERNAL_DATA struct frontend_layout frontend_layout;
         ARCH_SLAB_POP(item, frontend_layout, cls, miss);                                 \
         cache_handing_out(item);                                                         \
     } while (0)
-/* Pushes ptr (claimed to be of cls) on the free stack, or jumps to miss. */
+/* Pushes ptr (a block of cls, checked and marked free) on its stack, or
+ * jumps to miss. */
 #define FRONTEND_PUSH(ptr, cls, miss) ARCH_SLAB_PUSH(ptr, frontend_layout, cls, miss)
 
 #endif

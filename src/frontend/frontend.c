@@ -20,14 +20,15 @@ struct frontend_layout frontend_layout __attribute__((aligned(64))) = {
     .zone_index = ZONE_NO_REGION >> ZONE_SHIFT,
 };
 
-void frontend_free_marked(void *p, unsigned cls)
+void frontend_free_suspect(void *p, unsigned cls, const char *call)
 {
-    if (cache_verify(cls, &p, 1, "free"))
-        central_free(cls, &p, 1);
+    if (!cache_verify_free(p, cls, call))
+        return;
+    FRONTEND_PUSH(p, cls, full);
+    return;
+full:
+    frontend_free_slow(p, cls);
 }
-
-/* Every free stack holds a batch (none would verify each free at once). */
-#define FREE_STACK_CAPACITY (~0u)
 
 /* Starts what every front end shares; holds: its search of all caches. */
 static void init_shared(cache_holds_fn *holds)
@@ -84,8 +85,8 @@ static bool holds(const void *p, unsigned cls)
 void frontend_init(void)
 {
     init_shared(holds);
-    tcache_init(FREE_STACK_CAPACITY);
-    if (opt.frontend != FRONTEND_THREAD && cpucache_init(FREE_STACK_CAPACITY))
+    tcache_init();
+    if (opt.frontend != FRONTEND_THREAD && cpucache_init())
         return;
     /* Per-thread caches: every thread reads the idle area's id, whose slab
      * is stopped, so every section misses into the slow path. The area

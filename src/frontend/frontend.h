@@ -29,11 +29,13 @@ unsigned frontend_id_count(void);
 void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full);
 
 /* The slow paths behind the fast ones: an object of cls for the program
- * (NULL when out of memory), and p (claimed to be of cls) taken back. */
+ * (NULL when out of memory), and p (a block of cls, checked and marked
+ * free) taken back when its stack is full or stopped. */
 void *frontend_alloc_slow(unsigned cls);
 void frontend_free_slow(void *p, unsigned cls);
-/* A free of p whose first word holds the free mark: verified at once (a
- * double free is reported; otherwise it is the program's own data). */
-void frontend_free_marked(void *p, unsigned cls);
+/* A free of p (claimed to be of cls) that the fast check could not vouch
+ * for (the free mark is there, or the superblock needs a closer look):
+ * verified, then taken back, or reported (`call` names the API function). */
+void frontend_free_suspect(void *p, unsigned cls, const char *call);
 
 #endif

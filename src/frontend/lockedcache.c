@@ -60,7 +60,7 @@ void lockedcache_init(void)
             slabs = NULL;
             break;
         }
-        cache_slab_format(slabs[i].slab, ~0u);
+        cache_slab_format(slabs[i].slab);
     }
     if (!slabs)
         os_abort(); /* an ablation build without its caches measures nothing */
@@ -106,7 +106,7 @@ void lockedcache_free(void *p, unsigned cls)
     struct locked_slab *s = &slabs[pick()];
     lock_acquire(&s->lock);
     if (!cache_push(s->slab, cls, p))
-        cache_verify_push(s->slab, cls, p, LOCKED_SLAB_BUDGET);
+        cache_spill_push(s->slab, cls, p, LOCKED_SLAB_BUDGET);
     lock_release(&s->lock);
 }
 

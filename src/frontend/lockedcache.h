@@ -13,10 +13,10 @@ void lockedcache_init(void);
 void *lockedcache_try_alloc(unsigned cls);
 /* The same, refilling an empty stack from the central layer. */
 void *lockedcache_alloc(unsigned cls);
-/* Takes p back when the slab's free stack has room (false otherwise, and
+/* Takes p back when the slab's stack has room (false otherwise, and
  * before start-up). */
 bool lockedcache_try_free(void *p, unsigned cls);
-/* The same, verifying a full free stack to make room. */
+/* The same, spilling a batch of a full stack to make room. */
 void lockedcache_free(void *p, unsigned cls);
 const char *lockedcache_name(void);
 size_t lockedcache_bytes_held(unsigned *slabs);

@@ -46,7 +46,6 @@ static struct slab_owner *owner_of(void **slab)
 }
 
 static size_t block_bytes(void) { return OWNER_BYTES + cache_slab_bytes(); }
-static unsigned free_capacity;
 
 static void thread_exit(void *slab_arg)
 {
@@ -67,9 +66,8 @@ static void thread_exit(void *slab_arg)
     meta_free(o, block_bytes());
 }
 
-void tcache_init(unsigned free_stack_capacity)
+void tcache_init(void)
 {
-    free_capacity = free_stack_capacity;
     lock_register_for_fork(&live_lock);
     exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
@@ -82,7 +80,7 @@ static void **create_slab(void)
     if (!o)
         return NULL;
     void **slab = (void **)((char *)o + OWNER_BYTES);
-    cache_slab_format(slab, free_capacity);
+    cache_slab_format(slab);
     lock_acquire(&live_lock);
     o->next = live;
     if (live)
@@ -113,12 +111,11 @@ void tcache_free_slow(void *p, unsigned cls)
 {
     void **slab = tcache_slab ? tcache_slab : create_slab();
     if (!slab) {
-        if (cache_verify(cls, &p, 1, "free"))
-            central_free(cls, &p, 1);
+        central_free(cls, &p, 1);
         return;
     }
     if (!cache_push(slab, cls, p))
-        cache_verify_push(slab, cls, p, thread_budget());
+        cache_spill_push(slab, cls, p, thread_budget());
 }
 
 void tcache_flush_current(void)

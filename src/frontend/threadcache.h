@@ -9,8 +9,7 @@
 
 #include "frontend/cache.h"
 
-/* free_stack_capacity: as cache_slab_format's. */
-void tcache_init(unsigned free_stack_capacity);
+void tcache_init(void);
 void *tcache_alloc_slow(unsigned cls);
 void tcache_free_slow(void *p, unsigned cls);
 

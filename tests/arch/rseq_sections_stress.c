@@ -91,22 +91,15 @@ static inline struct cache_hdr *hdr(unsigned id, unsigned cls)
     return (struct cache_hdr *)(slabs + ((uintptr_t)id << SLAB_SHIFT)) + cls;
 }
 
-static inline struct cache_bounds *bounds(unsigned id, unsigned cls)
-{
-    return (struct cache_bounds *)(slabs + ((uintptr_t)id << SLAB_SHIFT)) + SLAB_HEADER_SLOTS + cls;
-}
-
 static inline void **slots(unsigned id)
 {
     return (void **)(slabs + ((uintptr_t)id << SLAB_SHIFT));
 }
 
-/* Each class's free stack, then its allocation stack. */
-static unsigned free_base(unsigned cls) { return 2 * SLAB_HEADER_SLOTS + 2 * CAP * cls; }
-static unsigned alloc_base(unsigned cls) { return free_base(cls) + CAP; }
+/* Each class's stack. */
+static unsigned stack_base(unsigned cls) { return SLAB_HEADER_SLOTS + CAP * cls; }
 
-/* The four sections: push onto the free stack, pop off the allocation
- * stack, and the slow paths' batches (free stack out, allocation stack in). */
+/* The four sections: push and pop, and the slow paths' batches. */
 static struct token *pop_one(unsigned cls)
 {
     void *p;
@@ -126,12 +119,12 @@ full:
 
 static unsigned pop_batch(unsigned cls, struct token **out, unsigned n)
 {
-    return arch_slab_pop_free(&stress_layout, cls, (void **)out, n);
+    return arch_slab_pop_batch(&stress_layout, cls, (void **)out, n);
 }
 
 static unsigned push_batch(unsigned cls, struct token *const *in, unsigned n)
 {
-    return arch_slab_push_alloc(&stress_layout, cls, (void *const *)in, n);
+    return arch_slab_push_batch(&stress_layout, cls, (void *const *)in, n);
 }
 
 static void check_token(const void *p, const char *where)
@@ -347,42 +340,34 @@ static void *drainer_main(void *arg)
         unsigned id = round % nids, cls = (round / nids) % NCLS;
         round++;
         struct cache_hdr *h = hdr(id, cls);
-        uint16_t alloc_begin = __atomic_load_n(&h->alloc_begin, __ATOMIC_RELAXED);
-        uint16_t free_end = __atomic_load_n(&h->free_end, __ATOMIC_RELAXED);
-        /* Close the class: pushes fail (free_end 0), pops miss (alloc_begin 0xFFFF). */
-        __atomic_store_n(&h->free_end, 0, __ATOMIC_RELEASE);
-        __atomic_store_n(&h->alloc_begin, SLAB_STOPPED_BEGIN, __ATOMIC_RELEASE);
+        uint16_t begin = __atomic_load_n(&h->begin, __ATOMIC_RELAXED);
+        uint16_t end = __atomic_load_n(&h->end, __ATOMIC_RELAXED);
+        /* Close the class: pushes fail (end 0), pops miss (begin 0xFFFF). */
+        __atomic_store_n(&h->end, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&h->begin, SLAB_STOPPED_BEGIN, __ATOMIC_RELEASE);
         rseq_fence((int)id);
-        uint16_t alloc_top = __atomic_load_n(&h->alloc_top, __ATOMIC_ACQUIRE);
-        uint16_t free_top = __atomic_load_n(&h->free_top, __ATOMIC_ACQUIRE);
-        REQUIRE_MSG(alloc_top >= alloc_begin && alloc_top <= alloc_begin + CAP,
-                    "drain: id %u cls %u alloc_top %u outside [%u, %u]", id, cls, alloc_top, alloc_begin,
-                    alloc_begin + CAP);
-        REQUIRE_MSG(free_top >= free_base(cls) && free_top <= free_end,
-                    "drain: id %u cls %u free_top %u outside [%u, %u]", id, cls, free_top, free_base(cls),
-                    free_end);
+        uint16_t top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
+        REQUIRE_MSG(top >= begin && top <= end, "drain: id %u cls %u top %u outside [%u, %u]", id, cls, top,
+                    begin, end);
         void **s = slots(id);
-        for (unsigned i = alloc_begin; i < alloc_top; i++) {
-            claim(s[i], w->me, "drain");
-            w->bag[w->n++] = s[i];
-        }
-        for (unsigned i = free_base(cls); i < free_top; i++) {
+        for (unsigned i = begin; i < top; i++) {
             claim(s[i], w->me, "drain");
             w->bag[w->n++] = s[i];
         }
         REQUIRE_MSG(w->n <= bagcap, "drainer bag overflow");
-        atomic_fetch_add(&drained_tokens, (unsigned long)(alloc_top - alloc_begin + free_top - free_base(cls)));
-        /* A section still running would now commit over our tops: the fence
+        atomic_fetch_add(&drained_tokens, (unsigned long)(top - begin));
+        /* A section still running would now commit over our top: the fence
          * guarantees none is. Any later section sees the closed bounds. */
         for (int spin = 0; spin < 200; spin++)
             __asm__ __volatile__("pause");
-        REQUIRE_MSG(__atomic_load_n(&h->alloc_top, __ATOMIC_ACQUIRE) == alloc_top &&
-                        __atomic_load_n(&h->free_top, __ATOMIC_ACQUIRE) == free_top,
-                    "drain: a top of id %u cls %u moved after the fence", id, cls);
-        __atomic_store_n(&h->alloc_top, alloc_begin, __ATOMIC_RELEASE);
-        __atomic_store_n(&h->free_top, free_base(cls), __ATOMIC_RELEASE);
-        __atomic_store_n(&h->free_end, free_end, __ATOMIC_RELEASE);
-        __atomic_store_n(&h->alloc_begin, alloc_begin, __ATOMIC_RELEASE);
+        REQUIRE_MSG(__atomic_load_n(&h->top, __ATOMIC_ACQUIRE) == top,
+                    "drain: the top of id %u cls %u moved after the fence", id, cls);
+        __atomic_store_n(&h->top, begin, __ATOMIC_RELEASE);
+        /* A section may have read the old top before the bounds: none may
+         * run with it once they are restored. */
+        rseq_fence((int)id);
+        __atomic_store_n(&h->end, end, __ATOMIC_RELEASE);
+        __atomic_store_n(&h->begin, begin, __ATOMIC_RELEASE);
         atomic_fetch_add(&drains, 1);
         /* Give the tokens back through ordinary pushes. */
         for (int i = 0; i < 32 && w->n; i++)
@@ -428,7 +413,7 @@ static void setup(void)
         usage_error("mmap slabs");
     slabs = (uintptr_t)m;
     unsigned prefill = CAP / 2; /* in each stack */
-    ntokens = nthreads * BAG0 + nids * NCLS * 2 * prefill + BAG0;
+    ntokens = nthreads * BAG0 + nids * NCLS * prefill + BAG0;
     bagcap = ntokens;
     tokens = aligned_alloc(64, ((size_t)ntokens * sizeof *tokens + 63) & ~(size_t)63);
     if (!tokens)
@@ -442,16 +427,10 @@ static void setup(void)
     for (unsigned id = 0; id < nids; id++) {
         for (unsigned c = 0; c < NCLS; c++) {
             struct cache_hdr *h = hdr(id, c);
-            h->alloc_begin = h->alloc_top = (uint16_t)alloc_base(c);
-            h->free_top = (uint16_t)free_base(c);
-            h->free_end = (uint16_t)(free_base(c) + CAP);
-            *bounds(id, c) = (struct cache_bounds){.free_begin = (uint16_t)free_base(c),
-                                                   .alloc_end = (uint16_t)(alloc_base(c) + CAP),
-                                                   .alloc_limit = (uint16_t)(alloc_base(c) + CAP)};
-            for (unsigned i = 0; i < prefill; i++) {
-                slots(id)[h->alloc_top++] = &tokens[next++];
-                slots(id)[h->free_top++] = &tokens[next++];
-            }
+            h->begin = h->top = (uint16_t)stack_base(c);
+            h->end = (uint16_t)(stack_base(c) + CAP);
+            for (unsigned i = 0; i < prefill; i++)
+                slots(id)[h->top++] = &tokens[next++];
         }
     }
     unsigned nw = nthreads + 1; /* +1: the drainer's */
@@ -493,13 +472,11 @@ static void account(void)
     for (unsigned id = 0; id < nids; id++) {
         for (unsigned c = 0; c < NCLS; c++) {
             struct cache_hdr *h = hdr(id, c);
-            unsigned a = alloc_base(c), f = free_base(c);
-            REQUIRE_MSG(h->alloc_begin == a && h->alloc_top >= a && h->alloc_top <= a + CAP &&
-                            h->free_end == f + CAP && h->free_top >= f && h->free_top <= f + CAP,
-                        "final: header id %u cls %u is {alloc %u..%u, free ..%u < %u}", id, c,
-                        h->alloc_begin, h->alloc_top, h->free_top, h->free_end);
-            for (unsigned i = 0; i < (unsigned)(h->alloc_top - a) + (unsigned)(h->free_top - f); i++) {
-                struct token *k = slots(id)[i < (unsigned)(h->alloc_top - a) ? a + i : f + i - (h->alloc_top - a)];
+            unsigned a = stack_base(c);
+            REQUIRE_MSG(h->begin == a && h->top >= a && h->end == a + CAP && h->top <= h->end,
+                        "final: header id %u cls %u is {%u..%u < %u}", id, c, h->begin, h->top, h->end);
+            for (unsigned i = a; i < h->top; i++) {
+                struct token *k = slots(id)[i];
                 check_token(k, "final slab");
                 REQUIRE_MSG(atomic_load(&k->owner) == 0, "final: cached token %u owned by %#x", k->idx,
                             atomic_load(&k->owner));
@@ -523,9 +500,8 @@ static void fork_child_check(void)
     for (unsigned id = 0; id < nids; id++)
         for (unsigned c = 0; c < NCLS; c++) {
             struct cache_hdr *h = hdr(id, c);
-            unsigned a = alloc_base(c), f = free_base(c);
-            for (unsigned i = 0; i < (unsigned)(h->alloc_top - a) + (unsigned)(h->free_top - f); i++) {
-                struct token *k = slots(id)[i < (unsigned)(h->alloc_top - a) ? a + i : f + i - (h->alloc_top - a)];
+            for (unsigned i = stack_base(c); i < h->top; i++) {
+                struct token *k = slots(id)[i];
                 check_token(k, "fork child");
                 REQUIRE_MSG(seen[k->idx]++ == 0, "fork child: token %u cached twice", k->idx);
             }

@@ -1,7 +1,8 @@
 /* Size classes: every request maps to the smallest class that holds it,
  * classes are at most 12.5% apart and 16-byte aligned (but for the 8-byte
- * class, for requests of up to 8 bytes), and the reciprocal
- * division is exact inside a superblock. */
+ * class, for requests of up to 8 bytes), the reciprocal division is exact
+ * inside a superblock, and the start key tells the starts of the first n
+ * blocks from every other offset, for every class and n. */
 #include "api/alloc.h"
 #include "api/init.h"
 #include "core/sizeclass.h"
@@ -25,6 +26,14 @@ int main(void)
             CHECK_MSG(sc_block_index(c, off) == off / size, "class %u offset %lu", c, (unsigned long)off);
         }
         CHECK_MSG(sc_block_index(c, SB_SIZE - 1) == (SB_SIZE - 1) / size, "class %u last byte", c);
+        unsigned counts[] = {0, 1, sc_info[c].blocks / 2, sc_info[c].blocks};
+        for (unsigned k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+            uint64_t bound = (uint64_t)counts[k] * sc_info[c].start_step;
+            unsigned wrong = 0;
+            for (uintptr_t off = 0; off < SB_SIZE; off++)
+                wrong += (sc_start_key(c, off) < bound) != (off % size == 0 && off / size < counts[k]);
+            CHECK_MSG(wrong == 0, "class %u, %u blocks: %u offsets misjudged", c, counts[k], wrong);
+        }
     }
     for (size_t n = 0; n <= SMALL_MAX; n++) {
         unsigned c = sc_of(n);

@@ -5,8 +5,11 @@
  * back to the OS as holes (at once when purging is immediate) and count
  * again when a block is taken from them; an empty superblock is kept for
  * its class within the retain limit, purged past it or when it has waited
- * long enough, and reused. The resident estimate follows every step. Run on
- * the zones and on superblocks mapped on their own (the zones0 variant). */
+ * long enough, and reused. The resident estimate follows every step. In a
+ * zone, the free fast path's check vouches exactly for the starts of the
+ * blocks ever taken, while no page is a hole and the superblock is in use.
+ * Run on the zones and on superblocks mapped on their own (the zones0
+ * variant). */
 #include <stdint.h>
 #include <string.h>
 
@@ -49,6 +52,35 @@ static struct superblock *acquire_full(void)
     return sb;
 }
 
+/* How many blocks the fast check vouches for, checking that these are
+ * the first ones and that no other offset passes. */
+static unsigned fast_vouched(const struct superblock *sb)
+{
+    unsigned n = 0;
+    for (uintptr_t off = 0; off < SB_SIZE; off += 8) {
+        bool fast = sb_zone_free_fast(sb->start + off, cls);
+        CHECK_MSG(!fast || (off % SIZE == 0 && off / SIZE == n), "offset %lu vouched for", (unsigned long)off);
+        n += fast;
+    }
+    return n;
+}
+
+static void test_fast_check(void)
+{
+    struct superblock *sb = sb_acquire(cls);
+    REQUIRE(sb != NULL);
+    CHECK_EQ(fast_vouched(sb), 0);
+    void *some[10];
+    CHECK_EQ(sb_take(sb, some, 10), 10);
+    CHECK_EQ(fast_vouched(sb), 10);
+    sb_give(sb, some[9]);
+    CHECK_EQ(fast_vouched(sb), 10); /* once taken, the mark tells */
+    for (unsigned i = 0; i < 9; i++)
+        sb_give(sb, some[i]);
+    sb_release_empty(sb);
+    CHECK_EQ(fast_vouched(sb), 0);
+}
+
 static void give_range(struct superblock *sb, unsigned first, unsigned last)
 {
     for (unsigned i = first; i <= last; i++)
@@ -82,6 +114,8 @@ static void test_holes(struct superblock *sb)
     size_t before = resident();
     CHECK_EQ(sb_purge_holes(sb), 4 * OS_PAGE_SIZE);
     CHECK_EQ(sb->holes, (uint64_t)0xf << 2);
+    if (sb->zoned)
+        CHECK_EQ(fast_vouched(sb), 0); /* blocks in holes lost their marks */
     CHECK_EQ(resident(), before - 4 * OS_PAGE_SIZE);
     CHECK_MSG(block_filled_with(block[2 * PER_PAGE], 4 * OS_PAGE_SIZE, 0), "purged pages must read as zero");
     CHECK_EQ(sb_purge_holes(sb), 0); /* nothing new */
@@ -163,8 +197,12 @@ int main(void)
     size_t resident_without = resident();
     struct superblock *sb = acquire_full();
     CHECK_EQ(resident(), resident_without + SB_SIZE);
+    if (sb->zoned)
+        CHECK_EQ(fast_vouched(sb), blocks);
     test_take_and_give(sb);
     test_holes(sb);
     test_empty(sb, resident_without);
+    if (zone_active())
+        test_fast_check();
     return check_status();
 }

@@ -1,12 +1,12 @@
-/* The slab shared by every cache (src/frontend/cache.c): each class's free
- * stack and allocation stack laid out after the headers and bounds, never
- * overlapping their neighbours; pushes land on the free stack and pops come
- * from the allocation stack; a refill verifies the free stack into the
- * allocation stack before it takes from the central layer, grows the stack
- * with allocation demand within the budget and takes less under a small
- * one; a full free stack is verified (double, interior and never-allocated
- * frees reported and dropped) and moved on; flushes return everything. No
- * block is lost or returned twice. */
+/* The slab shared by every cache (src/frontend/cache.c): each class's
+ * stack laid out after the headers, never overlapping its neighbours;
+ * pushes and pops are last in, first out, within the stack's capacity; a
+ * refill takes from the central layer, marks what it takes, grows the
+ * stack with allocation demand within the budget and takes less under a
+ * small one; a full stack spills a batch and shrinks to the budget; the
+ * closer look at a free reports double, interior, never-allocated and
+ * outside-any-superblock frees and keeps the program's blocks; flushes
+ * return everything. No block is lost or returned twice. */
 #include <stdint.h>
 
 #include "api/init.h"
@@ -23,18 +23,12 @@ static unsigned cls, batch, size;
 
 static void test_layout(void **slab)
 {
-    unsigned next = 2 * SLAB_HEADER_SLOTS; /* the headers and the bounds come first */
+    unsigned next = SLAB_HEADER_SLOTS; /* the headers come first */
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct cache_hdr *h = cache_hdr(slab, c);
-        struct cache_bounds *b = cache_bounds(slab, c);
-        unsigned alloc = next + sc_info[c].batch;
-        CHECK_MSG(b->free_begin == next && h->free_top == next && h->free_end == alloc &&
-                      h->alloc_begin == alloc && h->alloc_top == alloc &&
-                      b->alloc_end == alloc + sc_info[c].batch && b->alloc_limit == alloc + sc_info[c].limit,
-                  "class %u: free %u..%u<%u, alloc %u..%u<%u<=%u, expected at %u", c, b->free_begin,
-                  h->free_top, h->free_end, h->alloc_begin, h->alloc_top, b->alloc_end, b->alloc_limit,
-                  next);
-        next = b->alloc_limit;
+        CHECK_MSG(h->begin == next && h->top == next && h->end == next + sc_info[c].batch,
+                  "class %u: %u..%u<%u, expected at %u", c, h->begin, h->top, h->end, next);
+        next += sc_info[c].limit;
     }
     CHECK_MSG(next * sizeof(void *) == cache_slab_bytes() && cache_slab_bytes() <= SLAB_BYTES,
               "%u slots, %zu bytes, at most %zu", next, cache_slab_bytes(), (size_t)SLAB_BYTES);
@@ -44,26 +38,30 @@ static void test_layout(void **slab)
 static void test_push_pop(void **slab)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
-    unsigned capacity = h->free_end - cache_bounds(slab, cls)->free_begin;
+    unsigned capacity = h->end - h->begin;
     CHECK_EQ(capacity, batch);
     CHECK(cache_pop(slab, cls) == NULL);
     for (unsigned i = 1; i <= capacity; i++)
         CHECK(cache_push(slab, cls, (void *)(uintptr_t)(16 * i)));
     CHECK_MSG(!cache_push(slab, cls, (void *)16), "pushed past the capacity");
-    CHECK_EQ(cache_free_count(slab, cls), capacity);
-    CHECK_MSG(cache_pop(slab, cls) == NULL, "a pop took an unverified object");
+    CHECK_EQ(cache_count(slab, cls), capacity);
     CHECK_EQ(cache_slab_bytes_held(slab), (size_t)capacity * size);
-    CHECK_EQ(cache_free_count(slab, cls - 1) + cache_free_count(slab, cls + 1), 0);
+    CHECK_EQ(cache_count(slab, cls - 1) + cache_count(slab, cls + 1), 0);
     CHECK(cache_slab_holds(slab, cls, (void *)(uintptr_t)16));
     CHECK(!cache_slab_holds(slab, cls + 1, (void *)(uintptr_t)16));
+    CHECK_MSG(cache_pop(slab, cls) == (void *)(uintptr_t)(16 * capacity), "not last in, first out");
+    CHECK_EQ(cache_count(slab, cls), capacity - 1);
 
-    struct cache_bounds *b = cache_bounds(slab, cls);
+    unsigned limit = h->begin + sc_info[cls].limit;
     CHECK_EQ(cache_growth(slab, cls), batch);
-    b->alloc_end = (uint16_t)(b->alloc_limit - 1);
+    h->end = (uint16_t)(limit - 1);
     CHECK_EQ(cache_growth(slab, cls), 1);
-    b->alloc_end = b->alloc_limit;
+    h->end = (uint16_t)limit;
     CHECK_EQ(cache_growth(slab, cls), 0);
-    cache_slab_format(slab, ~0u);
+    cache_slab_stop(slab);
+    CHECK_MSG(cache_pop(slab, cls) == NULL && !cache_push(slab, cls, (void *)16) && cache_growth(slab, cls) == 0,
+              "a stopped stack still works");
+    cache_slab_format(slab);
 }
 
 static void *one_block(void)
@@ -74,38 +72,41 @@ static void *one_block(void)
     return p;
 }
 
+/* A free the fast path leaves for the closer look: checked, then (when it
+ * is the program's block) pushed or spilled, as the front end does. */
+static bool free_checked(void **slab, void *p, size_t budget)
+{
+    if (!cache_verify_free(p, cls, "free"))
+        return false;
+    if (!cache_push(slab, cls, p))
+        cache_spill_push(slab, cls, p, budget);
+    return true;
+}
+
 static void test_refill(void **slab)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
-    struct cache_bounds *b = cache_bounds(slab, cls);
     void *p = cache_refill_pop(slab, cls, BIG_BUDGET);
     REQUIRE(p != NULL);
     struct superblock *sb = sb_of((uintptr_t)p);
     CHECK(sb && sb->cls == cls);
-    CHECK_EQ(cache_alloc_count(slab, cls), batch - 1);
-    CHECK_MSG(b->alloc_end == h->alloc_begin + 2 * batch, "allocation demand did not grow the stack: %u",
-              b->alloc_end - h->alloc_begin);
-    CHECK_MSG(cache_marked_free(slab[h->alloc_top - 1]), "a refilled object is not marked free");
+    CHECK_EQ(cache_count(slab, cls), batch - 1);
+    CHECK_MSG(h->end == h->begin + 2 * batch, "allocation demand did not grow the stack: %u",
+              h->end - h->begin);
+    CHECK_MSG(cache_marked_free(slab[h->top - 1]), "a refilled object is not marked free");
     /* With objects left, a refill is a pop. */
-    void *top = slab[h->alloc_top - 1];
+    void *top = slab[h->top - 1];
     CHECK(cache_refill_pop(slab, cls, BIG_BUDGET) == top);
-    CHECK_EQ(cache_alloc_count(slab, cls), batch - 2);
-    /* Frees wait on the free stack; a refill on an empty allocation stack
-     * verifies them first, and pops the most recent. */
+    CHECK_EQ(cache_count(slab, cls), batch - 2);
+    /* The program's blocks come back, and the last freed is the next out. */
     cache_handing_out(p);
     cache_handing_out(top);
-    while (cache_alloc_count(slab, cls)) {
-        void *q = cache_refill_pop(slab, cls, BIG_BUDGET);
-        central_free(cls, &q, 1);
-    }
-    CHECK(cache_push(slab, cls, p));
-    CHECK(cache_push(slab, cls, top));
+    CHECK(free_checked(slab, p, BIG_BUDGET));
+    CHECK(free_checked(slab, top, BIG_BUDGET));
+    CHECK(cache_marked_free(p) && cache_marked_free(top));
     CHECK(cache_refill_pop(slab, cls, BIG_BUDGET) == top);
-    CHECK_EQ(cache_free_count(slab, cls), 0);
-    CHECK_EQ(cache_alloc_count(slab, cls), 1);
-    CHECK(cache_marked_free(p));
     cache_handing_out(top);
-    CHECK(cache_push(slab, cls, top));
+    CHECK(free_checked(slab, top, BIG_BUDGET));
 }
 
 static void test_small_budget_refill(void **slab)
@@ -113,67 +114,78 @@ static void test_small_budget_refill(void **slab)
     struct cache_hdr *h = cache_hdr(slab, cls);
     void *p = cache_refill_pop(slab, cls, (size_t)8 * 2 * size); /* two objects an eighth */
     REQUIRE(p != NULL);
-    CHECK_EQ(cache_alloc_count(slab, cls), 1);
-    CHECK_EQ(cache_bounds(slab, cls)->alloc_end, h->alloc_begin + batch); /* no room to grow */
+    CHECK_EQ(cache_count(slab, cls), 1);
+    CHECK_EQ(h->end, h->begin + batch); /* no room to grow */
     cache_handing_out(p);
-    CHECK(cache_push(slab, cls, p));
+    CHECK(free_checked(slab, p, BIG_BUDGET));
 }
 
-/* Fills the free stack to its capacity with blocks of the program's. */
-static void fill_free_stack(void **slab)
+static void test_misuse(void **slab)
 {
-    struct cache_hdr *h = cache_hdr(slab, cls);
-    while (h->free_top < h->free_end)
-        CHECK(cache_push(slab, cls, one_block()));
-}
-
-static void test_verify_push(void **slab)
-{
-    struct cache_hdr *h = cache_hdr(slab, cls);
-    /* A full free stack moves, verified, to the allocation stack. */
-    fill_free_stack(slab);
-    unsigned capacity = cache_free_count(slab, cls);
-    REQUIRE(capacity == batch);
-    void *p = one_block();
-    unsigned before = cache_alloc_count(slab, cls);
-    cache_verify_push(slab, cls, p, BIG_BUDGET);
-    CHECK_EQ(cache_free_count(slab, cls), 1);
-    CHECK_MSG(cache_alloc_count(slab, cls) == before + capacity, "verified %u of %u onto %u",
-              cache_alloc_count(slab, cls) - before, capacity, before);
-
-    /* Misuse in the free stack is reported and dropped: a double free, an
-     * interior pointer, a block never handed out. */
     uint64_t invalid = diag_invalid_pointer_count();
-    void *q = one_block(), *last = one_block();
-    CHECK(cache_push(slab, cls, q));
-    CHECK(cache_push(slab, cls, q));
-    CHECK(cache_push(slab, cls, (char *)q + 8));
-    while (cache_free_count(slab, cls) + 1 < batch)
-        CHECK(cache_push(slab, cls, one_block()));
-    /* Found after the last block taken, so none of those is it. */
+    void *q = one_block();
+    /* An interior pointer; a block never handed out (found past the last
+     * block taken); an address of the zone where no superblock is. */
+    CHECK(!free_checked(slab, (char *)q + 8, BIG_BUDGET));
     void *never = q;
-    while (sb_block_state((uintptr_t)never, cls) != BLOCK_IN_SUPERBLOCK)
+    while (sb_block_state((uintptr_t)never, cls) != BLOCK_IN_SUPERBLOCK || cache_marked_free(never))
         never = (char *)never + size;
-    CHECK(cache_push(slab, cls, never));
-    cache_verify_push(slab, cls, last, BIG_BUDGET);
-    CHECK_MSG(diag_invalid_pointer_count() == invalid + 3, "%llu misuses reported, 3 expected",
-              (unsigned long long)(diag_invalid_pointer_count() - invalid));
-    CHECK_MSG(!cache_slab_holds(slab, cls, (char *)q + 8), "an interior pointer was kept");
-    CHECK_MSG(!cache_slab_holds(slab, cls, never), "a block never handed out was kept");
+    CHECK(!free_checked(slab, never, BIG_BUDGET));
+    CHECK(!cache_marked_free(never));
+    uintptr_t nowhere = ((uintptr_t)q & ~(uintptr_t)(SB_SIZE - 1)) + 1000 * SB_SIZE;
+    if (zone_active())
+        CHECK(!free_checked(slab, (void *)nowhere, BIG_BUDGET));
+    unsigned expected = zone_active() ? 3 : 2;
+    CHECK_MSG(diag_invalid_pointer_count() == invalid + expected, "%llu misuses reported, %u expected",
+              (unsigned long long)(diag_invalid_pointer_count() - invalid), expected);
+    CHECK_MSG(!cache_slab_holds(slab, cls, (char *)q + 8) && !cache_slab_holds(slab, cls, never),
+              "a misused pointer was kept");
+    /* A double free, with the first free's block in the central layer (the
+     * front end's search finds it there). */
+    CHECK(cache_verify_free(q, cls, "free"));
+    central_free(cls, &q, 1);
+    invalid = diag_invalid_pointer_count();
+    CHECK(!free_checked(slab, q, BIG_BUDGET));
+    CHECK_EQ(diag_invalid_pointer_count(), invalid + 1);
+    /* A block of the program's whose first word happens to be the mark
+     * (held by no cache) is the program's. */
+    void *r = one_block();
+    cache_mark_free(r);
+    CHECK(free_checked(slab, r, BIG_BUDGET));
+    CHECK_EQ(diag_invalid_pointer_count(), invalid + 1);
+}
 
-    /* Holding more than the budget: the allocation stack shrinks to an
-     * eighth of it, and so does the free stack. */
-    fill_free_stack(slab);
+static void test_spill_push(void **slab)
+{
+    struct cache_hdr *h = cache_hdr(slab, cls);
+    /* A full stack spills a batch off its top, then takes p. */
+    while (h->top < h->end)
+        CHECK(free_checked(slab, one_block(), BIG_BUDGET));
+    unsigned full = cache_count(slab, cls);
+    void *p = one_block();
+    CHECK(cache_verify_free(p, cls, "free"));
+    cache_spill_push(slab, cls, p, BIG_BUDGET);
+    CHECK_EQ(cache_count(slab, cls), full - batch + 1);
+    CHECK(slab[h->top - 1] == p);
+
+    /* Holding more than the budget: the stack shrinks to an eighth of it. */
+    while (h->top < h->end)
+        CHECK(free_checked(slab, one_block(), BIG_BUDGET));
     size_t budget = (size_t)8 * 3 * size;
     REQUIRE(cache_slab_bytes_held(slab) > budget);
-    cache_verify_push(slab, cls, one_block(), budget);
-    CHECK_EQ(cache_bounds(slab, cls)->alloc_end, h->alloc_begin + 3);
-    CHECK(cache_alloc_count(slab, cls) <= 3);
-    CHECK_EQ(h->free_end - cache_bounds(slab, cls)->free_begin, 3);
+    p = one_block();
+    CHECK(cache_verify_free(p, cls, "free"));
+    cache_spill_push(slab, cls, p, budget);
+    CHECK_EQ(h->end, h->begin + 3);
+    CHECK(cache_count(slab, cls) <= 3);
 
     /* Over a budget whose eighth is less than an object: nothing stays. */
-    cache_verify_push(slab, cls, one_block(), size);
-    CHECK_EQ(cache_bounds(slab, cls)->alloc_end, h->alloc_begin);
+    while (h->top < h->end)
+        CHECK(free_checked(slab, one_block(), BIG_BUDGET));
+    p = one_block();
+    CHECK(cache_verify_free(p, cls, "free"));
+    cache_spill_push(slab, cls, p, size);
+    CHECK_EQ(h->end, h->begin);
     CHECK_EQ(cache_slab_bytes_held(slab), 0);
 }
 
@@ -183,29 +195,29 @@ int main(void)
     cls = sc_of(256);
     batch = sc_info[cls].batch;
     size = sc_info[cls].size;
-    REQUIRE(cls > 0 && cls + 1 < SC_COUNT && 2 * batch <= sc_info[cls].limit);
+    REQUIRE(cls > 0 && cls + 1 < SC_COUNT && 3 * batch <= sc_info[cls].limit);
     void **slab = meta_alloc(cache_slab_bytes());
     REQUIRE(slab != NULL);
-    cache_slab_format(slab, ~0u);
+    cache_slab_format(slab);
     test_layout(slab);
     test_push_pop(slab);
 
     struct central_class_stats before, after;
     central_class_stats(cls, &before);
-    test_refill(slab);
-    cache_slab_flush(slab);
-    cache_slab_format(slab, ~0u);
-    test_small_budget_refill(slab);
-    cache_slab_flush(slab);
-    cache_slab_format(slab, ~0u);
     uint64_t invalid = diag_invalid_pointer_count();
     test_refill(slab);
+    cache_slab_flush(slab);
+    cache_slab_format(slab);
+    test_small_budget_refill(slab);
+    cache_slab_flush(slab);
+    cache_slab_format(slab);
+    test_refill(slab);
     CHECK_EQ(diag_invalid_pointer_count(), invalid);
-    test_verify_push(slab);
-    fill_free_stack(slab);
+    test_misuse(slab);
+    test_spill_push(slab);
     cache_slab_flush(slab);
     for (unsigned c = 0; c < SC_COUNT; c++)
-        CHECK_MSG(cache_alloc_count(slab, c) + cache_free_count(slab, c) == 0, "class %u not flushed", c);
+        CHECK_MSG(cache_count(slab, c) == 0, "class %u not flushed", c);
     CHECK_EQ(cache_slab_bytes_held(slab), 0);
     /* Every block taken went back exactly once. */
     central_trim();

@@ -24,14 +24,14 @@
         goto miss;                                 \
     } while (0)
 
-static inline unsigned arch_slab_pop_free(const struct slab_layout *layout, unsigned cls, void **out,
-                                          unsigned n)
+static inline unsigned arch_slab_pop_batch(const struct slab_layout *layout, unsigned cls, void **out,
+                                           unsigned n)
 {
     (void)layout, (void)cls, (void)out, (void)n;
     return 0;
 }
 
-static inline unsigned arch_slab_push_alloc(const struct slab_layout *layout, unsigned cls,
+static inline unsigned arch_slab_push_batch(const struct slab_layout *layout, unsigned cls,
                                             void *const *in, unsigned n)
 {
     (void)layout, (void)cls, (void)in, (void)n;

@@ -76,8 +76,8 @@
     ".popsection\n\t"
 
 
-/* Pops the top of the class's allocation stack into item (a void *), or
- * jumps to miss when it is empty (or stopped). */
+/* Pops the top of the class's stack into item (a void *), or jumps to
+ * miss when it is empty (or stopped). */
 #define ARCH_SLAB_POP(item_, layout_sym, cls_, miss)                           \
     do {                                                                       \
         uintptr_t slab_, top_;                                                 \
@@ -95,18 +95,18 @@
                      : miss);                                                  \
     } while (0)
 
-/* Pushes ptr on the class's free stack, or jumps to miss when it is full
- * (or stopped). */
+/* Pushes ptr on the class's stack, or jumps to miss when it is full (or
+ * stopped). */
 #define ARCH_SLAB_PUSH(ptr_, layout_sym, cls_, miss)                           \
     do {                                                                       \
         uintptr_t slab_, top_;                                                 \
         __asm__ __volatile__ goto(CA_RSEQ_CS_DESC CA_ARM(CA_AT_SYMBOL(layout_sym)) \
-                     "movzwl 4(%[slab],%[cls],8), %k[top]\n\t"                 \
-                     "cmpw 6(%[slab],%[cls],8), %w[top]\n\t"                   \
+                     "movzwl (%[slab],%[cls],8), %k[top]\n\t"                  \
+                     "cmpw 4(%[slab],%[cls],8), %w[top]\n\t"                   \
                      "jae %l[" #miss "]\n\t"                                   \
                      "movq %[ptr], (%[slab],%[top],8)\n\t"                     \
                      "addl $1, %k[top]\n\t"                                    \
-                     "movw %w[top], 4(%[slab],%[cls],8)\n"                     \
+                     "movw %w[top], (%[slab],%[cls],8)\n"                      \
                      "2:\n\t" CA_RSEQ_ABORT                                    \
                      : [slab] "=&r"(slab_), [top] "=&r"(top_)                  \
                      : [cls] "r"((uintptr_t)(cls_)), [ptr] "r"(ptr_)          \
@@ -115,21 +115,19 @@
         (void)slab_, (void)top_;                                               \
     } while (0)
 
-/* Pops up to n objects off the class's free stack into out[] (the top
- * first at out[k-1]): k = min(n, free_top - free_begin), then one
- * committing store of free_top - k. 0 when empty or stopped. */
-static inline unsigned arch_slab_pop_free(const struct slab_layout *layout, unsigned cls,
-                                          void **out, unsigned n)
+/* Pops up to n objects off the class's stack into out[] (the top last, at
+ * out[k-1]): k = min(n, top - begin), then one committing store of
+ * top - k. 0 when empty or stopped. */
+static inline unsigned arch_slab_pop_batch(const struct slab_layout *layout, unsigned cls,
+                                           void **out, unsigned n)
 {
     uintptr_t slab, top, k, src, i, tmp;
     if (n == 0)
         return 0;
     __asm__ __volatile__(CA_RSEQ_CS_DESC CA_ARM(CA_AT_OPERAND)
                          "xorl %k[k], %k[k]\n\t"
-                         "cmpw $0, 6(%[slab],%[cls],8)\n\t"
-                         "je 2f\n\t"
-                         "movzwl %c[bounds](%[slab],%[cls],8), %k[src]\n\t"
-                         "movzwl 4(%[slab],%[cls],8), %k[top]\n\t"
+                         "movzwl 2(%[slab],%[cls],8), %k[src]\n\t"
+                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
                          "cmpl %k[src], %k[top]\n\t"
                          "jbe 2f\n\t"
                          "movl %k[top], %k[k]\n\t"
@@ -145,21 +143,20 @@ static inline unsigned arch_slab_pop_free(const struct slab_layout *layout, unsi
                          "addl $1, %k[i]\n\t"
                          "cmpl %k[k], %k[i]\n\t"
                          "jb 5b\n\t"
-                         "movw %w[top], 4(%[slab],%[cls],8)\n"
+                         "movw %w[top], (%[slab],%[cls],8)\n"
                          "2:\n\t" CA_RSEQ_ABORT
                          : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [src] "=&r"(src),
                            [i] "=&r"(i), [tmp] "=&r"(tmp)
-                         : [layout] "r"(layout), [cls] "r"((uintptr_t)cls), [out] "r"(out), [n] "rm"(n),
-                           [bounds] "i"(SLAB_HEADER_SLOTS * 8)
+                         : [layout] "r"(layout), [cls] "r"((uintptr_t)cls), [out] "r"(out), [n] "rm"(n)
                          : "memory", "cc");
     return (unsigned)k;
 }
 
-/* Pushes in[0..n) on the class's allocation stack if all n fit below
- * alloc_end, then one committing store of alloc_top + n: n, or 0 when they
- * do not fit or the stack is stopped (objects move between a cache and the
- * central layer in whole batches). */
-static inline unsigned arch_slab_push_alloc(const struct slab_layout *layout, unsigned cls,
+/* Pushes in[0..n) on the class's stack if all n fit below end, then one
+ * committing store of top + n: n, or 0 when they do not fit or the stack
+ * is stopped (objects move between a cache and the central layer in whole
+ * batches). */
+static inline unsigned arch_slab_push_batch(const struct slab_layout *layout, unsigned cls,
                                             void *const *in, unsigned n)
 {
     uintptr_t slab, top, k, dst, i, tmp;
@@ -167,9 +164,7 @@ static inline unsigned arch_slab_push_alloc(const struct slab_layout *layout, un
         return 0;
     __asm__ __volatile__(CA_RSEQ_CS_DESC CA_ARM(CA_AT_OPERAND)
                          "xorl %k[k], %k[k]\n\t"
-                         "cmpw $" CA_STR(SLAB_STOPPED_BEGIN) ", 2(%[slab],%[cls],8)\n\t"
-                         "je 2f\n\t"
-                         "movzwl %c[bounds]+2(%[slab],%[cls],8), %k[dst]\n\t"
+                         "movzwl 4(%[slab],%[cls],8), %k[dst]\n\t"
                          "movzwl (%[slab],%[cls],8), %k[top]\n\t"
                          "subl %k[top], %k[dst]\n\t"
                          "cmpl %[n], %k[dst]\n\t"
@@ -188,8 +183,7 @@ static inline unsigned arch_slab_push_alloc(const struct slab_layout *layout, un
                          "2:\n\t" CA_RSEQ_ABORT
                          : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [dst] "=&r"(dst),
                            [i] "=&r"(i), [tmp] "=&r"(tmp)
-                         : [layout] "r"(layout), [cls] "r"((uintptr_t)cls), [in] "r"(in), [n] "rm"(n),
-                           [bounds] "i"(SLAB_HEADER_SLOTS * 8)
+                         : [layout] "r"(layout), [cls] "r"((uintptr_t)cls), [in] "r"(in), [n] "rm"(n)
                          : "memory", "cc");
     return (unsigned)k;
 }

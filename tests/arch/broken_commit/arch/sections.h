@@ -29,7 +29,7 @@
                      : miss);                                                         \
         for (int spin_ = 0; spin_ < 64; spin_++)                                      \
             __asm__ __volatile__("pause" ::: "memory");                               \
-        ((volatile struct cache_hdr *)(slab_ + (uintptr_t)(cls_) * 8))->alloc_top =   \
+        ((volatile struct cache_hdr *)(slab_ + (uintptr_t)(cls_) * 8))->top =         \
             (uint16_t)(top_ - 1);                                                     \
     } while (0)
 
