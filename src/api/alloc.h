@@ -55,9 +55,9 @@ static inline void alloc_free(void *p)
     uintptr_t cls = ((uintptr_t)p >> ZONE_SHIFT) - frontend_layout.zone_index;
     if (__builtin_expect(cls < SC_COUNT, 1)) {
         if (__builtin_expect(!sb_zone_free_fast((uintptr_t)p, (unsigned)cls), 0) ||
-            __builtin_expect(cache_maybe_marked_free(p) && cache_marked_free(p), 0))
+            __builtin_expect(block_maybe_marked_free(p) && block_marked_free(p), 0))
             goto suspect;
-        cache_mark_free(p);
+        block_mark_free(p);
         FRONTEND_PUSH(p, cls, full);
         return;
     full:

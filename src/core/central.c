@@ -4,6 +4,7 @@
 
 #include "core/batchpool.h"
 #include "core/counters.h"
+#include "core/footprint.h"
 #include "core/sizeclass.h"
 #include "core/superblock.h"
 #include "platform/debug.h"
@@ -15,30 +16,45 @@
 struct central {
     struct stack full;  /* batches of exactly the class's batch size */
     uint32_t batches;   /* on the stack (approximate) */
+    uint32_t parked_limit; /* batches kept parked before some go back (see shed_batches) */
     uint64_t refills, spills;
     _Alignas(64) lock_t lock;
     struct superblock *partial; /* superblocks with free or uncut blocks */
     uint64_t superblocks;
     uint64_t blocks_out;
+    bool shed; /* batches went back to superblocks since the limit last grew */
 } __attribute__((aligned(64)));
 
 static struct central classes[SC_COUNT];
 
-/* More than this many bytes of a class parked centrally go back to their
- * superblocks (so those can empty and be purged); and more than this many
- * batches, whose nodes would outweigh the tiniest objects they hold. */
-#define CENTRAL_BYTES_MAX ((uint32_t)2 << 20)
-#define CENTRAL_BATCHES_MAX 512u
+/* Batches parked centrally beyond a limit go back to their superblocks (so
+ * those can empty and be purged). The limit starts at 2 MiB of a class
+ * (and at least 4, at most 512 batches, whose nodes would outweigh the
+ * tiniest objects they hold); it doubles whenever a refill has to cut
+ * blocks from superblocks after batches were sent back there (the working
+ * set of the class is larger: moving blocks through the bitmaps costs
+ * every object twice), up to 64 MiB and 8192 batches, and falls back when
+ * the class is idle for the purge delay, its batches returned. */
+#define CENTRAL_BYTES_BASE ((size_t)2 << 20)
+#define CENTRAL_BATCHES_BASE_MAX 512u
+#define CENTRAL_BYTES_MAX ((size_t)64 << 20)
+#define CENTRAL_BATCHES_MAX 8192u
 
-static uint32_t max_batches(unsigned cls)
+static uint32_t batches_within(unsigned cls, size_t bytes, uint32_t most)
 {
-    uint32_t by_bytes = CENTRAL_BYTES_MAX / (sc_info[cls].size * sc_info[cls].batch);
-    return by_bytes < 4 ? 4 : by_bytes > CENTRAL_BATCHES_MAX ? CENTRAL_BATCHES_MAX : by_bytes;
+    size_t by_bytes = bytes / ((size_t)sc_info[cls].size * sc_info[cls].batch);
+    return by_bytes < 4 ? 4 : by_bytes > most ? most : (uint32_t)by_bytes;
+}
+
+static uint32_t base_limit(unsigned cls)
+{
+    return batches_within(cls, CENTRAL_BYTES_BASE, CENTRAL_BATCHES_BASE_MAX);
 }
 
 void central_init(void)
 {
     for (unsigned c = 0; c < SC_COUNT; c++) {
+        classes[c].parked_limit = base_limit(c);
         lock_reset(&classes[c].lock);
         lock_register_for_fork(&classes[c].lock);
     }
@@ -123,6 +139,14 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
         }
     }
     lock_acquire(&ce->lock);
+    if (ce->shed) { /* cutting again what was just sent back: keep more */
+        ce->shed = false;
+        uint32_t most = opt.tight || footprint_purge_at_once()
+                            ? base_limit(cls)
+                            : batches_within(cls, CENTRAL_BYTES_MAX, CENTRAL_BATCHES_MAX);
+        uint32_t grown = ce->parked_limit * 2;
+        __atomic_store_n(&ce->parked_limit, grown < most ? grown : most, __ATOMIC_RELAXED);
+    }
     while (got < n) {
         struct superblock *sb = ce->partial;
         if (!sb) {
@@ -155,16 +179,17 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
  * back to their superblocks, so those can empty. */
 static void shed_batches(struct central *ce, unsigned cls)
 {
-    if (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) <= max_batches(cls) || !lock_try(&ce->lock))
+    uint32_t limit = __atomic_load_n(&ce->parked_limit, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) <= limit || !lock_try(&ce->lock))
         return;
-    unsigned keep = max_batches(cls) / 2;
-    while (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) > keep) {
+    while (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) > limit / 2) {
         struct batch *old = stack_pop(&ce->full);
         if (!old)
             break;
         __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
         return_batch(ce, cls, old);
     }
+    ce->shed = true;
     lock_release(&ce->lock);
 }
 
@@ -191,11 +216,14 @@ size_t central_trim_class(unsigned cls, bool drain_batches, uint64_t older_than_
 {
     struct central *ce = &classes[cls];
     lock_acquire(&ce->lock);
-    if (drain_batches)
+    if (drain_batches) {
         for (struct batch *b; (b = stack_pop(&ce->full));) {
             __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
             return_batch(ce, cls, b);
         }
+        __atomic_store_n(&ce->parked_limit, base_limit(cls), __ATOMIC_RELAXED);
+        ce->shed = false;
+    }
     size_t released = sb_purge_class_empties(cls, older_than_ns, kind);
     lock_release(&ce->lock);
     return released;

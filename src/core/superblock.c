@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "core/block_mark.h"
 #include "core/counters.h"
 #include "core/footprint.h"
 #include "core/meta.h"
@@ -272,7 +273,8 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
         while (bits && got < n) {
             unsigned index = w * 64 + (unsigned)__builtin_ctzll(bits);
             bits &= bits - 1;
-            out[got++] = (void *)(sb->start + (uintptr_t)index * sc->size);
+            out[got] = (void *)(sb->start + (uintptr_t)index * sc->size);
+            block_mark_free(out[got++]);
             if (index >= sb->carved)
                 sb->carved = (uint16_t)(index + 1);
         }

@@ -51,7 +51,8 @@ struct superblock *sb_acquire(unsigned cls);
 /* A superblock whose blocks have all returned: kept for reuse or purged.
  * Caller holds the class lock (and has unlinked it). */
 void sb_release_empty(struct superblock *sb);
-/* Takes up to n blocks out of sb into out[], lowest addresses first. */
+/* Takes up to n blocks out of sb into out[], lowest addresses first,
+ * marked free (core/block_mark.h). */
 unsigned sb_take(struct superblock *sb, void **out, unsigned n);
 /* Puts block p back. False when it is already in (a double free). */
 bool sb_give(struct superblock *sb, void *p);

@@ -53,10 +53,10 @@ static const char *misuse(void *p, unsigned cls)
     switch (sb_block_state((uintptr_t)p, cls)) {
     case BLOCK_NOT_A_START: return "not the start of a block";
     case BLOCK_NO_SUPERBLOCK: return "outside any superblock";
-    case BLOCK_IN_SUPERBLOCK: return cache_marked_free(p) ? "double free" : "never allocated";
+    case BLOCK_IN_SUPERBLOCK: return block_marked_free(p) ? "double free" : "never allocated";
     case BLOCK_HANDED_OUT: break;
     }
-    if (!cache_marked_free(p))
+    if (!block_marked_free(p))
         return NULL;
     return cache_holds(p, cls) ? "double free, or a block never handed out" : NULL;
 }
@@ -68,14 +68,8 @@ bool cache_verify_free(void *p, unsigned cls, const char *call)
         diag_invalid_pointer(call, p, why);
         return false;
     }
-    cache_mark_free(p);
+    block_mark_free(p);
     return true;
-}
-
-void cache_mark_all(void *const *objs, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        cache_mark_free(objs[i]);
 }
 
 unsigned cache_growth(void **slab, unsigned cls)
@@ -125,7 +119,6 @@ void *cache_refill_pop(void **slab, unsigned cls, size_t budget)
     unsigned got = central_alloc(cls, &slab[h->top], n);
     if (!got)
         return NULL;
-    cache_mark_all(&slab[h->top], got);
     h->top = (uint16_t)(h->top + got - 1);
     return slab[h->top];
 }

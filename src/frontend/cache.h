@@ -1,7 +1,7 @@
 /* The shape shared by every cache, per-CPU or per-thread: a slab holding,
  * per size class, a stack of free objects that malloc pops and free
  * pushes (the contract is in arch/slab.h). Every object a cache holds is
- * a block the program freed or never had, marked free (below): free
+ * a block the program freed or never had, marked free (core/block_mark.h): free
  * checks a block before it pushes it (the fast check of the superblock,
  * and the mark), so a double, wild or interior free is reported instead
  * of obeyed. Plain operations here are for a slab with a single owner (a
@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "arch/slab.h"
+#include "core/block_mark.h"
 #include "core/sizeclass.h"
 
 _Static_assert(SC_COUNT <= SLAB_HEADER_SLOTS, "a header slot per class");
@@ -34,42 +35,11 @@ static inline struct cache_hdr *cache_hdr(void **slab, unsigned cls)
     return (struct cache_hdr *)&slab[cls];
 }
 
-/* Every object a cache or a central batch holds carries this mark in its
- * first word, and it is wiped when the object is handed out: free finds
- * the mark on a block that is free already (one compare with an immediate;
- * a block whose first word the program set to the mark only costs a search
- * that finds it in no cache). Not a pointer, and an unlikely integer. */
-#define CACHE_FREE_MARK ((uintptr_t)(intptr_t)(int32_t)0xA110C8ED)
-static inline bool cache_marked_free(const void *p)
-{
-    return *(const uintptr_t *)p == CACHE_FREE_MARK;
-}
-/* The fast paths look at the mark's first byte alone, then at the word:
- * a byte load is served from any recent store that covers it, where a
- * word load after a narrower store to the block (block[0] = c; free(block))
- * waits for the store to reach the cache. */
-static inline bool cache_maybe_marked_free(const void *p)
-{
-    return *(const unsigned char *)p == (unsigned char)CACHE_FREE_MARK;
-}
-static inline void cache_mark_free(void *p)
-{
-    *(uintptr_t *)p = CACHE_FREE_MARK;
-}
-/* An object leaving the allocator for the program. */
-static inline void cache_handing_out(void *p)
-{
-    *(uintptr_t *)p = 0;
-}
-
 /* The closer look at a free of p (as an object of cls) that the fast
  * check could not vouch for: true, with p marked free, when it is a block
  * the program holds; otherwise reported (a double, wild or interior free,
  * `call` naming the API function) and false. */
 bool cache_verify_free(void *p, unsigned cls, const char *call);
-/* Marks objects just taken from the central layer for a cache. */
-void cache_mark_all(void *const *objs, unsigned n);
-
 /* Single-owner fast operations. */
 static inline void *cache_pop(void **slab, unsigned cls)
 {

@@ -120,7 +120,6 @@ empty:;
     unsigned got = central_alloc(cls, batch, sc_info[cls].batch);
     if (!got)
         return NULL;
-    cache_mark_all(batch, got);
     /* One for the caller, the rest for this CPU's cache, or (when they do
      * not all fit: a drain, or the thread moved) back as one batch. */
     if (got > 1 && !arch_slab_push_batch(SECTION_ARGS, cls, batch, got - 1))

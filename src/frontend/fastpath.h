@@ -32,7 +32,7 @@ extern INTERNAL_DATA struct frontend_layout frontend_layout;
     do {                                                 \
         if (!((item) = lockedcache_try_alloc(cls)))      \
             goto miss;                                   \
-        cache_handing_out(item);                         \
+        block_handing_out(item);                         \
     } while (0)
 #define FRONTEND_PUSH(ptr, cls, miss)                    \
     do {                                                 \
@@ -46,7 +46,7 @@ extern INTERNAL_DATA struct frontend_layout frontend_layout;
 #define FRONTEND_POP(item, cls, miss)                                                    \
     do {                                                                                 \
         ARCH_SLAB_POP(item, frontend_layout, cls, miss);                                 \
-        cache_handing_out(item);                                                         \
+        block_handing_out(item);                                                         \
     } while (0)
 /* Pushes ptr (a block of cls, checked and marked free) on its stack, or
  * jumps to miss. */

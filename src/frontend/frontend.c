@@ -69,7 +69,7 @@ void *frontend_alloc_slow(unsigned cls)
 {
     void *p = lockedcache_alloc(cls);
     if (p)
-        cache_handing_out(p);
+        block_handing_out(p);
     return p;
 }
 
@@ -140,7 +140,7 @@ void *frontend_alloc_slow(unsigned cls)
 {
     void *p = cpucache_on() ? cpucache_alloc_slow(cls) : tcache_alloc_slow(cls);
     if (p)
-        cache_handing_out(p);
+        block_handing_out(p);
     return p;
 }
 

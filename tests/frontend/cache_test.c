@@ -68,7 +68,7 @@ static void *one_block(void)
 {
     void *p;
     REQUIRE(central_alloc(cls, &p, 1) == 1);
-    cache_handing_out(p); /* as malloc hands it to the program */
+    block_handing_out(p); /* as malloc hands it to the program */
     return p;
 }
 
@@ -93,19 +93,19 @@ static void test_refill(void **slab)
     CHECK_EQ(cache_count(slab, cls), batch - 1);
     CHECK_MSG(h->end == h->begin + 2 * batch, "allocation demand did not grow the stack: %u",
               h->end - h->begin);
-    CHECK_MSG(cache_marked_free(slab[h->top - 1]), "a refilled object is not marked free");
+    CHECK_MSG(block_marked_free(slab[h->top - 1]), "a refilled object is not marked free");
     /* With objects left, a refill is a pop. */
     void *top = slab[h->top - 1];
     CHECK(cache_refill_pop(slab, cls, BIG_BUDGET) == top);
     CHECK_EQ(cache_count(slab, cls), batch - 2);
     /* The program's blocks come back, and the last freed is the next out. */
-    cache_handing_out(p);
-    cache_handing_out(top);
+    block_handing_out(p);
+    block_handing_out(top);
     CHECK(free_checked(slab, p, BIG_BUDGET));
     CHECK(free_checked(slab, top, BIG_BUDGET));
-    CHECK(cache_marked_free(p) && cache_marked_free(top));
+    CHECK(block_marked_free(p) && block_marked_free(top));
     CHECK(cache_refill_pop(slab, cls, BIG_BUDGET) == top);
-    cache_handing_out(top);
+    block_handing_out(top);
     CHECK(free_checked(slab, top, BIG_BUDGET));
 }
 
@@ -116,7 +116,7 @@ static void test_small_budget_refill(void **slab)
     REQUIRE(p != NULL);
     CHECK_EQ(cache_count(slab, cls), 1);
     CHECK_EQ(h->end, h->begin + batch); /* no room to grow */
-    cache_handing_out(p);
+    block_handing_out(p);
     CHECK(free_checked(slab, p, BIG_BUDGET));
 }
 
@@ -128,10 +128,10 @@ static void test_misuse(void **slab)
      * block taken); an address of the zone where no superblock is. */
     CHECK(!free_checked(slab, (char *)q + 8, BIG_BUDGET));
     void *never = q;
-    while (sb_block_state((uintptr_t)never, cls) != BLOCK_IN_SUPERBLOCK || cache_marked_free(never))
+    while (sb_block_state((uintptr_t)never, cls) != BLOCK_IN_SUPERBLOCK || block_marked_free(never))
         never = (char *)never + size;
     CHECK(!free_checked(slab, never, BIG_BUDGET));
-    CHECK(!cache_marked_free(never));
+    CHECK(!block_marked_free(never));
     uintptr_t nowhere = ((uintptr_t)q & ~(uintptr_t)(SB_SIZE - 1)) + 1000 * SB_SIZE;
     if (zone_active())
         CHECK(!free_checked(slab, (void *)nowhere, BIG_BUDGET));
@@ -150,7 +150,7 @@ static void test_misuse(void **slab)
     /* A block of the program's whose first word happens to be the mark
      * (held by no cache) is the program's. */
     void *r = one_block();
-    cache_mark_free(r);
+    block_mark_free(r);
     CHECK(free_checked(slab, r, BIG_BUDGET));
     CHECK_EQ(diag_invalid_pointer_count(), invalid + 1);
 }
