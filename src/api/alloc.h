@@ -54,7 +54,7 @@ static inline void alloc_free(void *p)
 {
     uintptr_t cls = ((uintptr_t)p >> ZONE_SHIFT) - frontend_layout.zone_index;
     if (__builtin_expect(cls < SC_COUNT, 1)) {
-        if (__builtin_expect(!sb_zone_free_fast((uintptr_t)p, (unsigned)cls), 0) ||
+        if (__builtin_expect(!sb_zone_free_fast((uintptr_t)p), 0) ||
             __builtin_expect(block_maybe_marked_free(p) && block_marked_free(p), 0))
             goto suspect;
         block_mark_free(p);

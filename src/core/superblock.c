@@ -69,11 +69,15 @@ enum block_state sb_block_state(uintptr_t addr, unsigned cls)
     return BLOCK_HANDED_OUT;
 }
 
-/* Recomputed whenever carved or holes change, and 0 while not in use. */
+/* The bound sb_zone_free_fast reads: recomputed whenever carved or holes
+ * change, and 0 while not in use. Zone superblocks only (the fast path
+ * knows no other). */
 static void set_fast_bound(struct superblock *sb, bool in_use)
 {
+    if (!sb->zoned)
+        return;
     uint32_t bound = in_use && !sb->holes ? sb->carved * sc_info[sb->cls].start_step : 0;
-    __atomic_store_n(&sb->fast_bound, bound, __ATOMIC_RELAXED);
+    __atomic_store_n(zone_fast_bound_slot(sb->start), bound, __ATOMIC_RELAXED);
 }
 
 static void format(struct superblock *sb, unsigned cls)

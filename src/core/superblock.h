@@ -24,10 +24,7 @@ struct superblock {
     uint64_t *bitmap;               /* bit i set: block i is in the superblock */
     uintptr_t start;
     uint64_t empty_since_ns;
-    /* Start keys (sc_start_key) below this are blocks a free may take
-     * without a closer look: carved * start_step while the superblock is
-     * in use with no page given back, else 0 (see sb_zone_free_fast). */
-    uint32_t fast_bound;
+    uint32_t pad32;
     uint16_t carved; /* one past the highest block ever handed out */
     uint16_t used;   /* blocks outside the superblock (caches, central, user) */
     uint8_t cls;
@@ -72,17 +69,19 @@ enum block_state {
  * racing with the block's superblock. */
 enum block_state sb_block_state(uintptr_t addr, unsigned cls);
 
-/* The free fast path's check, inline: addr, in the zone of cls, is the
+/* The free fast path's check, inline: addr, in a class zone, is the
  * start of a block of a zone superblock in use, among those ever handed
  * out, in a superblock with no page given back. Then a block without the
  * free mark is the program's: every free block of such a superblock was
  * marked when it was carved or freed. One multiplication, one load of the
- * descriptor; false sends the free to a closer look (sb_block_state).
- * Zones are readable everywhere: a slot no superblock used reads 0. */
-static inline bool sb_zone_free_fast(uintptr_t addr, unsigned cls)
+ * superblock's fast bound (start keys below it: carved * start_step while
+ * in use with no page given back, else 0); false sends the free to a
+ * closer look (sb_block_state). Zones are readable everywhere: the bound
+ * of a slot no superblock used reads 0. */
+static inline bool sb_zone_free_fast(uintptr_t addr)
 {
-    const struct superblock *sb = zone_descriptor_slot(addr);
-    return sc_start_key(cls, addr & (SB_SIZE - 1)) < __atomic_load_n(&sb->fast_bound, __ATOMIC_RELAXED);
+    uint64_t key = (addr & (SB_SIZE - 1)) * *zone_start_mult_slot(addr); /* sc_start_key */
+    return key < __atomic_load_n(zone_fast_bound_slot(addr), __ATOMIC_RELAXED);
 }
 
 /* Start of the block containing addr (which must lie inside sb). */

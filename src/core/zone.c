@@ -5,13 +5,9 @@
 /* Away from where Linux puts executables, the heap and mmap (top-down from
  * 0x7f..); aligned to the region size so zone arithmetic stays simple. */
 #define REGION_HINT ((uintptr_t)1 << 44)
-/* The start of each zone holds its descriptor array, then the superblocks'
- * bitmaps (room for the largest; packed at the class's own bitmap size, so
- * few pages of them are touched), then the superblocks. */
-#define SUPERBLOCKS_PER_ZONE (ZONE_SIZE / SB_SIZE)
-#define DESCRIPTOR_AREA (SUPERBLOCKS_PER_ZONE * ZONE_DESCRIPTOR_BYTES)
-#define BITMAP_AREA (SUPERBLOCKS_PER_ZONE * SB_BITMAP_BYTES)
-#define FIRST_SUPERBLOCK ((DESCRIPTOR_AREA + BITMAP_AREA) / SB_SIZE)
+#define BITMAP_AREA (ZONE_SUPERBLOCKS * SB_BITMAP_BYTES)
+_Static_assert(ZONE_FIRST_SUPERBLOCK * SB_SIZE == ZONE_FAST_BOUNDS_OFFSET + ZONE_FAST_BOUNDS_AREA + BITMAP_AREA,
+               "zone.h and zone.c agree on the layout");
 
 /* Superblocks are committed this many at a time, with their descriptors. */
 #define COMMIT_SUPERBLOCKS 64
@@ -20,8 +16,6 @@ uintptr_t zone_region_base = ZONE_NO_REGION;
 static uintptr_t next_superblock[SC_COUNT]; /* index within the zone */
 static uintptr_t committed_superblocks[SC_COUNT];
 static uintptr_t large_next, large_end;
-
-_Static_assert((DESCRIPTOR_AREA + BITMAP_AREA) % SB_SIZE == 0, "superblocks stay aligned");
 
 bool zone_init(bool enabled)
 {
@@ -33,7 +27,7 @@ bool zone_init(bool enabled)
     if (!region)
         return false;
     for (unsigned c = 0; c < SC_COUNT; c++)
-        next_superblock[c] = committed_superblocks[c] = FIRST_SUPERBLOCK;
+        next_superblock[c] = committed_superblocks[c] = ZONE_FIRST_SUPERBLOCK;
     large_next = (uintptr_t)region + SMALL_ZONES_SIZE;
     large_end = (uintptr_t)region + REGION_SIZE;
     __atomic_store_n(&zone_region_base, (uintptr_t)region, __ATOMIC_RELEASE);
@@ -53,7 +47,7 @@ static size_t bitmap_stride(unsigned cls)
 uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start)
 {
     uintptr_t index = (start - zone_base(cls)) >> SB_SHIFT;
-    return (uint64_t *)(zone_base(cls) + DESCRIPTOR_AREA + index * bitmap_stride(cls));
+    return (uint64_t *)(zone_base(cls) + ZONE_FAST_BOUNDS_OFFSET + ZONE_FAST_BOUNDS_AREA + index * bitmap_stride(cls));
 }
 
 /* Commits [start, start + size) rounded out to pages. */
@@ -64,17 +58,22 @@ static bool commit_range(uintptr_t start, size_t size)
     return os_commit((void *)first, end - first);
 }
 
-/* Commits the next superblocks of a zone with their descriptors and bitmaps. */
+/* Commits the next superblocks of a zone with their descriptors, fast
+ * bounds and bitmaps. */
 static bool commit_superblocks(unsigned cls)
 {
     uintptr_t first = committed_superblocks[cls];
     uintptr_t base = zone_base(cls);
     if (!commit_range(base + first * ZONE_DESCRIPTOR_BYTES,
                       COMMIT_SUPERBLOCKS * ZONE_DESCRIPTOR_BYTES) ||
-        !commit_range(base + DESCRIPTOR_AREA + first * bitmap_stride(cls),
+        !commit_range(base + ZONE_FAST_BOUNDS_OFFSET + first * sizeof(uint32_t),
+                      COMMIT_SUPERBLOCKS * sizeof(uint32_t)) ||
+        !commit_range(base + ZONE_FAST_BOUNDS_OFFSET + ZONE_FAST_BOUNDS_AREA + first * bitmap_stride(cls),
                       COMMIT_SUPERBLOCKS * bitmap_stride(cls)) ||
         !commit_range(base + (first << SB_SHIFT), COMMIT_SUPERBLOCKS * SB_SIZE))
         return false;
+    if (first == ZONE_FIRST_SUPERBLOCK) /* its page was just committed */
+        *zone_start_mult_slot(base) = sc_start_mult[cls];
     committed_superblocks[cls] = first + COMMIT_SUPERBLOCKS;
     return true;
 }

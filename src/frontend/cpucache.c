@@ -89,17 +89,22 @@ static void count_miss(uint64_t *counter)
  * needs no fence (a section that read the old end just saw less room) but
  * must not race a drain, hence the lock; taken only if free, so no path
  * waits for it. */
+static bool may_grow(unsigned id, unsigned cls, unsigned *more)
+{
+    *more = cache_growth(slab_of(id), cls);
+    return *more && counters[id].grown_bytes + (uint64_t)*more * sc_info[cls].size <= opt.cpu_cache_bytes;
+}
+
 static void grow_capacity(unsigned id, unsigned cls)
 {
-    if (!opt_free_blocks_wait() || !lock_try(&drain_lock))
+    unsigned more;
+    /* Checked before the lock too: a stack at its limit, or a CPU at its
+     * budget, is the common case of a miss in a steady state. */
+    if (!opt_free_blocks_wait() || !may_grow(id, cls, &more) || !lock_try(&drain_lock))
         return;
-    void **slab = slab_of(id);
-    struct cache_hdr *h = cache_hdr(slab, cls);
-    uint64_t *grown = &counters[id].grown_bytes;
-    unsigned more = cache_growth(slab, cls);
-    uint64_t bytes = (uint64_t)more * sc_info[cls].size;
-    if (more && *grown + bytes <= opt.cpu_cache_bytes) {
-        *grown += bytes;
+    if (may_grow(id, cls, &more)) {
+        struct cache_hdr *h = cache_hdr(slab_of(id), cls);
+        counters[id].grown_bytes += (uint64_t)more * sc_info[cls].size;
         __atomic_store_n(&h->end, (uint16_t)(h->end + more), __ATOMIC_RELEASE);
     }
     lock_release(&drain_lock);
