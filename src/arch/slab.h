@@ -2,21 +2,25 @@
  * operate on them, on every architecture.
  *
  * Slab k (one per CPU id) is SLAB_BYTES at slabs + (k << SLAB_SHIFT). The
- * first SC_COUNT 8-byte words of a slab are struct cache_hdr, one per size
- * class; the slab seen as void *[] holds each class's stack of free
- * objects in slots [begin, top), below end. malloc pops, free pushes: free
- * has checked the object (and marked it free) before it pushes.
+ * first SC_COUNT 8-byte words of a slab are struct cache_hdr (top and
+ * end), one per size class, and SLAB_HEADER_SLOTS words further, struct
+ * cache_base (begin); the slab seen as void *[] holds each class's stack
+ * of free objects in slots [begin, top), below end. 32-bit indices: a
+ * class may cache tens of thousands of small objects. malloc pops, free
+ * pushes: free has checked the object (and marked it free) before it
+ * pushes.
  *
  * Ids are read as 16 bits, so an unregistered area (cpu_id -1, or -2 when
  * registration failed) reads 0xFFFF or 0xFFFE: those two slabs are zero
  * pages, and a zero header stops its stack. A thread without a registered
- * area therefore always misses, and the slow path decides.
+ * area therefore always misses, and the slow path decides (a zero page
+holds both rows).
  *
  * Sections only ever store top (the committing store) and slots at or
  * above it; begin and end are written only by a thread that resizes or
  * drains a slab from outside. A section may read top before the bounds,
  * so it may pair a top from before a store to the header with bounds from
- * after it: a drain is therefore end = 0, begin = 0xFFFF (sections now
+ * after it: a drain is therefore end = 0, begin = ~0 (sections now
  * miss); rseq_fence(id); take the stack; reset top; rseq_fence(id) again
  * (no section still holds the old top); then restore end and begin.
  * Growing end needs no fence: a section that read the old end saw less
@@ -28,16 +32,20 @@
 #include <stdint.h>
 
 struct cache_hdr {
-    uint16_t top;   /* one past the last object */
-    uint16_t begin; /* pop misses when top <= begin */
-    uint16_t end;   /* push misses when top >= end (the current capacity) */
-    uint16_t unused;
+    uint32_t top; /* one past the last object */
+    uint32_t end; /* push misses when top >= end (the current capacity) */
 };
 _Static_assert(sizeof(struct cache_hdr) == 8, "cache_hdr is one slot");
+struct cache_base {
+    uint32_t begin; /* pop misses when top <= begin */
+    uint32_t home;  /* the stack's first slot, for good (begin but when stopped) */
+};
+_Static_assert(sizeof(struct cache_base) == 8, "cache_base is one slot");
 
 /* Slots [0, SLAB_HEADER_SLOTS) hold the headers (one per class, the rest
- * unused); the stacks follow. */
+ * unused), the next SLAB_HEADER_SLOTS the bases; the stacks follow. */
 #define SLAB_HEADER_SLOTS 128
+#define SLAB_BASE_OFFSET (SLAB_HEADER_SLOTS * 8) /* bytes from a header to its base */
 
 /* Where sections find the rseq area (as an offset from the thread pointer:
  * the id that picks the slab is its cpu_id, at +4, and rseq_cs at +8) and
@@ -56,10 +64,10 @@ _Static_assert(offsetof(struct slab_layout, area_off) == SLAB_LAYOUT_AREA_OFF &&
 
 /* Slabs are this large, at most (their layout is computed at start-up and
  * checked against it): a constant, so sections shift by an immediate. */
-#define SLAB_SHIFT 17
+#define SLAB_SHIFT 21
 #define SLAB_BYTES ((uintptr_t)1 << SLAB_SHIFT)
 /* What the begin of a stopped stack holds. */
-#define SLAB_STOPPED_BEGIN 0xffff
+#define SLAB_STOPPED_BEGIN 0xffffffffu
 /* Ids an unregistered area reads as (16-bit -1 and -2): their slabs stay
  * zero (stopped). */
 #define SLAB_ID_UNREGISTERED 0xffffu

@@ -29,9 +29,9 @@ void sizeclass_init(void)
         sc->recip = (((uint64_t)1 << SC_RECIP_SHIFT) + sc->size - 1) / sc->size;
         sc_start_mult[c] = UINT64_MAX / sc->size + 1 + !(sc->size & (sc->size - 1));
         sc->start_step = (uint32_t)(sc_start_mult[c] * sc->size);
-        /* A cache may hold up to 256 KiB of a class (at least 8, at most
-         * 256 objects; its capacity grows to that with demand); batches are
-         * a quarter of that, 2 to SC_BATCH_MAX objects. */
+        /* A per-thread cache may hold up to 256 KiB of a class (at least
+         * 8, at most 256 objects; its capacity grows to that with demand);
+         * batches are a quarter of that, 2 to SC_BATCH_MAX objects. */
         sc->limit = (uint16_t)clamp((unsigned)((256u << 10) / sc->size), 8, 256);
         sc->batch = (uint16_t)clamp(sc->limit / 4u, 2, SC_BATCH_MAX);
     }

@@ -34,7 +34,7 @@ struct sizeclass_info {
     uint64_t recip;    /* ceil(2^SC_RECIP_SHIFT / size) */
     uint32_t start_step; /* sc_start_mult[cls] * size, mod 2^64 (see sc_start_key) */
     uint16_t batch;    /* objects moved between a cache and the central layer */
-    uint16_t limit;    /* most objects one cache holds */
+    uint16_t limit;    /* most objects one per-thread cache holds */
 };
 
 extern INTERNAL_DATA struct sizeclass_info sc_info[SC_COUNT];

@@ -5,46 +5,64 @@
 #include "platform/diag.h"
 #include "platform/options.h"
 
-/* Per class: where its stack begins, and how far it may grow. The same in
- * every slab, so a stopped header (begin overwritten) is restored from
- * here. */
-static uint16_t stack_begin[SC_COUNT], stack_limit[SC_COUNT];
-static unsigned slab_slots;
+_Static_assert(SC_COUNT < SLAB_HEADER_SLOTS, "a base past the last class marks the end of its stack");
+
+/* Per shape, the home of each class's stack; the home of class SC_COUNT
+ * is the end of the last stack. */
+static uint32_t shape_home[2][SC_COUNT + 1];
 static cache_holds_fn *cache_holds;
+
+static unsigned class_capacity(enum cache_shape shape, unsigned cls)
+{
+    if (shape == CACHE_SHAPE_THREAD)
+        return sc_info[cls].limit;
+    size_t objects = CACHE_CPU_CLASS_BYTES / sc_info[cls].size;
+    return objects < 8 ? 8 : objects > CACHE_CPU_CLASS_OBJECTS ? CACHE_CPU_CLASS_OBJECTS : (unsigned)objects;
+}
 
 void cache_layout_init(cache_holds_fn *holds)
 {
     cache_holds = holds;
-    unsigned next = SLAB_HEADER_SLOTS;
-    for (unsigned c = 0; c < SC_COUNT; c++) {
-        stack_begin[c] = (uint16_t)next;
-        next += sc_info[c].limit;
-        stack_limit[c] = (uint16_t)next;
+    for (unsigned shape = 0; shape < 2; shape++) {
+        uint32_t next = 2 * SLAB_HEADER_SLOTS; /* the headers and the bases */
+        for (unsigned c = 0; c < SC_COUNT; c++) {
+            shape_home[shape][c] = next;
+            next += class_capacity(shape, c);
+        }
+        shape_home[shape][SC_COUNT] = next;
+        if ((size_t)next * sizeof(void *) > SLAB_BYTES)
+            diag_fatal("cache slab layout does not fit SLAB_BYTES"); /* a build-time bound */
     }
-    if ((size_t)next * sizeof(void *) > SLAB_BYTES || next >= SLAB_STOPPED_BEGIN)
-        diag_fatal("cache slab layout does not fit SLAB_BYTES"); /* a build-time bound */
-    slab_slots = next;
 }
 
-size_t cache_slab_bytes(void)
+size_t cache_slab_bytes(enum cache_shape shape)
 {
-    return (size_t)slab_slots * sizeof(void *);
+    return (size_t)shape_home[shape][SC_COUNT] * sizeof(void *);
 }
 
-/* An empty header of cls with room for a batch. */
-static struct cache_hdr empty_header(unsigned cls)
+static uint32_t home(void **slab, unsigned cls)
 {
-    return (struct cache_hdr){
-        .top = stack_begin[cls],
-        .begin = stack_begin[cls],
-        .end = (uint16_t)(stack_begin[cls] + sc_info[cls].batch),
-    };
+    return cache_base(slab, cls)->home;
 }
 
-void cache_slab_format(void **slab)
+/* One past the last slot the stack of cls may ever use. */
+static uint32_t limit(void **slab, unsigned cls)
 {
+    return cache_base(slab, cls + 1)->home;
+}
+
+/* The end of an empty stack of cls: room for a batch. */
+static uint32_t initial_end(void **slab, unsigned cls)
+{
+    return home(slab, cls) + sc_info[cls].batch;
+}
+
+void cache_slab_format(void **slab, enum cache_shape shape)
+{
+    for (unsigned c = 0; c <= SC_COUNT; c++)
+        *cache_base(slab, c) = (struct cache_base){.begin = shape_home[shape][c], .home = shape_home[shape][c]};
     for (unsigned c = 0; c < SC_COUNT; c++)
-        *cache_hdr(slab, c) = empty_header(c);
+        *cache_hdr(slab, c) = (struct cache_hdr){.top = home(slab, c), .end = initial_end(slab, c)};
 }
 
 /* Why a free of p (of cls) must not be obeyed, or NULL. */
@@ -75,16 +93,16 @@ bool cache_verify_free(void *p, unsigned cls, const char *call)
 unsigned cache_growth(void **slab, unsigned cls)
 {
     const struct cache_hdr *h = cache_hdr(slab, cls);
-    if (h->begin == SLAB_STOPPED_BEGIN)
+    if (*cache_begin(slab, cls) == SLAB_STOPPED_BEGIN)
         return 0;
-    unsigned more = sc_info[cls].batch, room = (unsigned)(stack_limit[cls] - h->end);
+    unsigned more = sc_info[cls].batch, room = limit(slab, cls) - h->end;
     return more < room ? more : room;
 }
 
 unsigned cache_count(void **slab, unsigned cls)
 {
     unsigned top = __atomic_load_n(&cache_hdr(slab, cls)->top, __ATOMIC_RELAXED);
-    return top > stack_begin[cls] ? top - stack_begin[cls] : 0;
+    return top > home(slab, cls) ? top - home(slab, cls) : 0;
 }
 
 /* Bytes the slab's stacks may hold at their current capacities. */
@@ -92,14 +110,14 @@ static size_t slab_bytes_room(void **slab)
 {
     size_t bytes = 0;
     for (unsigned c = 0; c < SC_COUNT; c++)
-        bytes += (size_t)(cache_hdr(slab, c)->end - stack_begin[c]) * sc_info[c].size;
+        bytes += (size_t)(cache_hdr(slab, c)->end - home(slab, c)) * sc_info[c].size;
     return bytes;
 }
 
 void *cache_refill_pop(void **slab, unsigned cls, size_t budget)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
-    if (h->top > h->begin) /* filled meanwhile, e.g. by a nested allocation */
+    if (h->top > *cache_begin(slab, cls)) /* filled meanwhile, e.g. by a nested allocation */
         return slab[--h->top];
     unsigned size = sc_info[cls].size;
     /* Allocation demand lets the stack grow by a batch while all stacks
@@ -107,7 +125,7 @@ void *cache_refill_pop(void **slab, unsigned cls, size_t budget)
      * thread allocates, not for what it only frees. */
     unsigned more = cache_growth(slab, cls);
     if (more && opt_free_blocks_wait() && slab_bytes_room(slab) + (size_t)more * size <= budget)
-        h->end = (uint16_t)(h->end + more);
+        h->end += more;
     /* A small budget (many threads sharing one) takes small refills: at
      * most an eighth of it per class. */
     unsigned n = sc_info[cls].batch, room = (unsigned)(h->end - h->top) + 1;
@@ -119,7 +137,7 @@ void *cache_refill_pop(void **slab, unsigned cls, size_t budget)
     unsigned got = central_alloc(cls, &slab[h->top], n);
     if (!got)
         return NULL;
-    h->top = (uint16_t)(h->top + got - 1);
+    h->top += got - 1;
     return slab[h->top];
 }
 
@@ -135,10 +153,10 @@ static void shrink_to_budget(void **slab, unsigned cls, size_t budget)
         unsigned n = cache_count(slab, cls) - keep;
         n = n < batch ? n : batch;
         central_free(cls, &slab[h->top - n], n);
-        h->top = (uint16_t)(h->top - n);
+        h->top -= n;
     }
-    if ((unsigned)(h->end - h->begin) > keep)
-        h->end = (uint16_t)(h->begin + keep);
+    if (h->end - home(slab, cls) > keep)
+        h->end = home(slab, cls) + keep;
 }
 
 void cache_spill_push(void **slab, unsigned cls, void *p, size_t budget)
@@ -148,7 +166,7 @@ void cache_spill_push(void **slab, unsigned cls, void *p, size_t budget)
     if (h->top >= h->end) {
         unsigned n = cache_count(slab, cls) < sc_info[cls].batch ? cache_count(slab, cls) : sc_info[cls].batch;
         central_free(cls, &slab[h->top - n], n);
-        h->top = (uint16_t)(h->top - n);
+        h->top -= n;
     }
     if (!cache_push(slab, cls, p)) /* a stack the budget shrank to nothing */
         central_free(cls, &p, 1);
@@ -159,7 +177,7 @@ void cache_slab_stop(void **slab)
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct cache_hdr *h = cache_hdr(slab, c);
         __atomic_store_n(&h->end, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&h->begin, SLAB_STOPPED_BEGIN, __ATOMIC_RELAXED);
+        __atomic_store_n(cache_begin(slab, c), SLAB_STOPPED_BEGIN, __ATOMIC_RELAXED);
     }
 }
 
@@ -177,9 +195,9 @@ size_t cache_slab_take_stopped(void **slab)
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct cache_hdr *h = cache_hdr(slab, c);
         unsigned top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
-        bytes += (size_t)(top - stack_begin[c]) * sc_info[c].size;
-        free_range(slab, c, stack_begin[c], top);
-        __atomic_store_n(&h->top, stack_begin[c], __ATOMIC_RELAXED);
+        bytes += (size_t)(top - home(slab, c)) * sc_info[c].size;
+        free_range(slab, c, home(slab, c), top);
+        __atomic_store_n(&h->top, home(slab, c), __ATOMIC_RELAXED);
     }
     return bytes;
 }
@@ -187,9 +205,8 @@ size_t cache_slab_take_stopped(void **slab)
 void cache_slab_restart(void **slab)
 {
     for (unsigned c = 0; c < SC_COUNT; c++) {
-        struct cache_hdr *h = cache_hdr(slab, c), fresh = empty_header(c);
-        __atomic_store_n(&h->end, fresh.end, __ATOMIC_RELEASE);
-        __atomic_store_n(&h->begin, fresh.begin, __ATOMIC_RELEASE);
+        __atomic_store_n(&cache_hdr(slab, c)->end, initial_end(slab, c), __ATOMIC_RELEASE);
+        __atomic_store_n(cache_begin(slab, c), home(slab, c), __ATOMIC_RELEASE);
     }
 }
 
@@ -198,15 +215,15 @@ void cache_slab_flush(void **slab)
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct cache_hdr *h = cache_hdr(slab, c);
         unsigned top = h->top;
-        h->top = stack_begin[c]; /* emptied first: a nested search must not find these */
-        free_range(slab, c, stack_begin[c], top);
+        h->top = home(slab, c); /* emptied first: a nested search must not find these */
+        free_range(slab, c, home(slab, c), top);
     }
 }
 
 bool cache_slab_holds(void **slab, unsigned cls, const void *p)
 {
     unsigned top = __atomic_load_n(&cache_hdr(slab, cls)->top, __ATOMIC_RELAXED);
-    for (unsigned i = stack_begin[cls]; i < top && i < stack_limit[cls]; i++)
+    for (unsigned i = home(slab, cls); i < top && i < limit(slab, cls); i++)
         if (__atomic_load_n(&slab[i], __ATOMIC_RELAXED) == p)
             return true;
     return false;

@@ -22,17 +22,38 @@ _Static_assert(SC_COUNT <= SLAB_HEADER_SLOTS, "a header slot per class");
 /* Whether p is free in some cache or central batch of cls (racy: for
  * telling a double free from a first word that happens to hold the mark). */
 typedef bool cache_holds_fn(const void *p, unsigned cls);
-/* Computes where each class's stack lives in a slab; holds: the front
- * end's search of every cache. Start-up, no allocation. */
+/* Two shapes of slab: a CPU's holds up to CACHE_CPU_CLASS_BYTES of a class
+ * (at most CACHE_CPU_CLASS_OBJECTS objects), so a working set of thousands
+ * of small objects cycles through one CPU's cache without the central
+ * layer, within the CPU's growth budget; a thread's (or a lock's) holds up
+ * to sc_info[].limit objects, as many threads may each have one. A slab
+ * records its own shape (each stack's home slot), so the operations below
+ * work on either. */
+enum cache_shape { CACHE_SHAPE_CPU, CACHE_SHAPE_THREAD };
+#define CACHE_CPU_CLASS_BYTES ((size_t)1 << 20)
+#define CACHE_CPU_CLASS_OBJECTS 16384u
+
+/* Computes where each class's stack lives in each shape of slab; holds:
+ * the front end's search of every cache. Start-up, no allocation. */
 void cache_layout_init(cache_holds_fn *holds);
-/* Bytes a slab's layout uses (at most SLAB_BYTES). */
-size_t cache_slab_bytes(void);
-/* Empty stacks, each with room for a batch. */
-void cache_slab_format(void **slab);
+/* Bytes a slab of the shape uses (at most SLAB_BYTES). */
+size_t cache_slab_bytes(enum cache_shape shape);
+/* Empty stacks of the shape, each with room for a batch. */
+void cache_slab_format(void **slab, enum cache_shape shape);
 
 static inline struct cache_hdr *cache_hdr(void **slab, unsigned cls)
 {
     return (struct cache_hdr *)&slab[cls];
+}
+
+static inline struct cache_base *cache_base(void **slab, unsigned cls)
+{
+    return (struct cache_base *)&slab[SLAB_HEADER_SLOTS + cls];
+}
+
+static inline uint32_t *cache_begin(void **slab, unsigned cls)
+{
+    return &cache_base(slab, cls)->begin;
 }
 
 /* The closer look at a free of p (as an object of cls) that the fast
@@ -44,7 +65,7 @@ bool cache_verify_free(void *p, unsigned cls, const char *call);
 static inline void *cache_pop(void **slab, unsigned cls)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
-    if (__builtin_expect(h->top <= h->begin, 0))
+    if (__builtin_expect(h->top <= *cache_begin(slab, cls), 0))
         return NULL;
     return slab[--h->top];
 }

@@ -61,7 +61,7 @@ bool cpucache_init(void)
     if (!slabs)
         return false;
     for (unsigned id = 0; id < count; id++)
-        cache_slab_format((void **)(slabs + ((size_t)id << SLAB_SHIFT)));
+        cache_slab_format((void **)(slabs + ((size_t)id << SLAB_SHIFT)), CACHE_SHAPE_CPU);
     slab_count = count;
     slabs_base = (uintptr_t)slabs;
     /* The area first: a section that reads the new slabs (it reads them
@@ -105,7 +105,7 @@ static void grow_capacity(unsigned id, unsigned cls)
     if (may_grow(id, cls, &more)) {
         struct cache_hdr *h = cache_hdr(slab_of(id), cls);
         counters[id].grown_bytes += (uint64_t)more * sc_info[cls].size;
-        __atomic_store_n(&h->end, (uint16_t)(h->end + more), __ATOMIC_RELEASE);
+        __atomic_store_n(&h->end, h->end + more, __ATOMIC_RELEASE);
     }
     lock_release(&drain_lock);
 }

@@ -10,10 +10,10 @@
 #include "frontend/threadcache.h"
 #endif
 
-/* Zero headers: every stack stopped. The slab the fast paths find before
+/* Zero headers and bases: every stack stopped. The slab the fast paths find before
  * start-up (id 0 of the pre-start-up layout) and, with per-thread caches,
  * for ever (the idle area's id, SLAB_ID_UNREGISTERED). */
-static const uint64_t stopped_slab[SLAB_HEADER_SLOTS] __attribute__((aligned(64)));
+static const uint64_t stopped_slab[2 * SLAB_HEADER_SLOTS] __attribute__((aligned(64)));
 
 struct frontend_layout frontend_layout __attribute__((aligned(64))) = {
     .sections = {.area_off = ARCH_PREINIT_AREA_OFFSET, .slabs = (uintptr_t)stopped_slab},

@@ -55,12 +55,12 @@ void lockedcache_init(void)
     for (unsigned i = 0; slabs && i < count; i++) {
         lock_reset(&slabs[i].lock);
         lock_register_for_fork(&slabs[i].lock);
-        slabs[i].slab = meta_alloc(cache_slab_bytes());
+        slabs[i].slab = meta_alloc(cache_slab_bytes(CACHE_SHAPE_CPU));
         if (!slabs[i].slab) {
             slabs = NULL;
             break;
         }
-        cache_slab_format(slabs[i].slab);
+        cache_slab_format(slabs[i].slab, CACHE_SHAPE_CPU);
     }
     if (!slabs)
         os_abort(); /* an ablation build without its caches measures nothing */

@@ -45,7 +45,7 @@ static struct slab_owner *owner_of(void **slab)
     return (struct slab_owner *)((char *)slab - OWNER_BYTES);
 }
 
-static size_t block_bytes(void) { return OWNER_BYTES + cache_slab_bytes(); }
+static size_t block_bytes(void) { return OWNER_BYTES + cache_slab_bytes(CACHE_SHAPE_THREAD); }
 
 static void thread_exit(void *slab_arg)
 {
@@ -80,7 +80,7 @@ static void **create_slab(void)
     if (!o)
         return NULL;
     void **slab = (void **)((char *)o + OWNER_BYTES);
-    cache_slab_format(slab);
+    cache_slab_format(slab, CACHE_SHAPE_THREAD);
     lock_acquire(&live_lock);
     o->next = live;
     if (live)

@@ -91,13 +91,18 @@ static inline struct cache_hdr *hdr(unsigned id, unsigned cls)
     return (struct cache_hdr *)(slabs + ((uintptr_t)id << SLAB_SHIFT)) + cls;
 }
 
+static inline uint32_t *begin_of(unsigned id, unsigned cls)
+{
+    return &((struct cache_base *)(slabs + ((uintptr_t)id << SLAB_SHIFT)) + SLAB_HEADER_SLOTS + cls)->begin;
+}
+
 static inline void **slots(unsigned id)
 {
     return (void **)(slabs + ((uintptr_t)id << SLAB_SHIFT));
 }
 
 /* Each class's stack. */
-static unsigned stack_base(unsigned cls) { return SLAB_HEADER_SLOTS + CAP * cls; }
+static unsigned stack_base(unsigned cls) { return 2 * SLAB_HEADER_SLOTS + CAP * cls; }
 
 /* The four sections: push and pop, and the slow paths' batches. */
 static struct token *pop_one(unsigned cls)
@@ -340,13 +345,13 @@ static void *drainer_main(void *arg)
         unsigned id = round % nids, cls = (round / nids) % NCLS;
         round++;
         struct cache_hdr *h = hdr(id, cls);
-        uint16_t begin = __atomic_load_n(&h->begin, __ATOMIC_RELAXED);
-        uint16_t end = __atomic_load_n(&h->end, __ATOMIC_RELAXED);
+        uint32_t begin = __atomic_load_n(begin_of(id, cls), __ATOMIC_RELAXED);
+        uint32_t end = __atomic_load_n(&h->end, __ATOMIC_RELAXED);
         /* Close the class: pushes fail (end 0), pops miss (begin 0xFFFF). */
         __atomic_store_n(&h->end, 0, __ATOMIC_RELEASE);
-        __atomic_store_n(&h->begin, SLAB_STOPPED_BEGIN, __ATOMIC_RELEASE);
+        __atomic_store_n(begin_of(id, cls), SLAB_STOPPED_BEGIN, __ATOMIC_RELEASE);
         rseq_fence((int)id);
-        uint16_t top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
+        uint32_t top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
         REQUIRE_MSG(top >= begin && top <= end, "drain: id %u cls %u top %u outside [%u, %u]", id, cls, top,
                     begin, end);
         void **s = slots(id);
@@ -367,7 +372,7 @@ static void *drainer_main(void *arg)
          * run with it once they are restored. */
         rseq_fence((int)id);
         __atomic_store_n(&h->end, end, __ATOMIC_RELEASE);
-        __atomic_store_n(&h->begin, begin, __ATOMIC_RELEASE);
+        __atomic_store_n(begin_of(id, cls), begin, __ATOMIC_RELEASE);
         atomic_fetch_add(&drains, 1);
         /* Give the tokens back through ordinary pushes. */
         for (int i = 0; i < 32 && w->n; i++)
@@ -427,8 +432,8 @@ static void setup(void)
     for (unsigned id = 0; id < nids; id++) {
         for (unsigned c = 0; c < NCLS; c++) {
             struct cache_hdr *h = hdr(id, c);
-            h->begin = h->top = (uint16_t)stack_base(c);
-            h->end = (uint16_t)(stack_base(c) + CAP);
+            *begin_of(id, c) = h->top = stack_base(c);
+            h->end = stack_base(c) + CAP;
             for (unsigned i = 0; i < prefill; i++)
                 slots(id)[h->top++] = &tokens[next++];
         }
@@ -473,8 +478,8 @@ static void account(void)
         for (unsigned c = 0; c < NCLS; c++) {
             struct cache_hdr *h = hdr(id, c);
             unsigned a = stack_base(c);
-            REQUIRE_MSG(h->begin == a && h->top >= a && h->end == a + CAP && h->top <= h->end,
-                        "final: header id %u cls %u is {%u..%u < %u}", id, c, h->begin, h->top, h->end);
+            REQUIRE_MSG(*begin_of(id, c) == a && h->top >= a && h->end == a + CAP && h->top <= h->end,
+                        "final: header id %u cls %u is {%u..%u < %u}", id, c, *begin_of(id, c), h->top, h->end);
             for (unsigned i = a; i < h->top; i++) {
                 struct token *k = slots(id)[i];
                 check_token(k, "final slab");

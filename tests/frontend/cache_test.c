@@ -1,5 +1,6 @@
 /* The slab shared by every cache (src/frontend/cache.c): each class's
- * stack laid out after the headers, never overlapping its neighbours;
+ * stack laid out after the headers and bases, never overlapping its
+ * neighbours, in either shape (a CPU's, far larger, and a thread's);
  * pushes and pops are last in, first out, within the stack's capacity; a
  * refill takes from the central layer, marks what it takes, grows the
  * stack with allocation demand within the budget and takes less under a
@@ -21,24 +22,40 @@
 
 static unsigned cls, batch, size;
 
-static void test_layout(void **slab)
+/* Both shapes: the headers and bases first, then each class's stack, in
+ * order, at its capacity. */
+static void test_layout(void)
 {
-    unsigned next = SLAB_HEADER_SLOTS; /* the headers come first */
-    for (unsigned c = 0; c < SC_COUNT; c++) {
-        struct cache_hdr *h = cache_hdr(slab, c);
-        CHECK_MSG(h->begin == next && h->top == next && h->end == next + sc_info[c].batch,
-                  "class %u: %u..%u<%u, expected at %u", c, h->begin, h->top, h->end, next);
-        next += sc_info[c].limit;
+    for (unsigned shape = 0; shape < 2; shape++) {
+        void **slab = meta_alloc(cache_slab_bytes(shape));
+        REQUIRE(slab != NULL);
+        cache_slab_format(slab, shape);
+        unsigned next = 2 * SLAB_HEADER_SLOTS;
+        for (unsigned c = 0; c < SC_COUNT; c++) {
+            struct cache_hdr *h = cache_hdr(slab, c);
+            unsigned capacity = shape == CACHE_SHAPE_THREAD ? sc_info[c].limit
+                                : CACHE_CPU_CLASS_BYTES / sc_info[c].size > CACHE_CPU_CLASS_OBJECTS
+                                    ? CACHE_CPU_CLASS_OBJECTS
+                                    : (unsigned)(CACHE_CPU_CLASS_BYTES / sc_info[c].size);
+            CHECK_MSG(*cache_begin(slab, c) == next && h->top == next && h->end == next + sc_info[c].batch,
+                      "shape %u class %u: %u..%u<%u, expected at %u", shape, c, *cache_begin(slab, c), h->top,
+                      h->end, next);
+            next += capacity < 8 ? 8 : capacity;
+        }
+        CHECK_MSG(next * sizeof(void *) == cache_slab_bytes(shape) && cache_slab_bytes(shape) <= SLAB_BYTES,
+                  "shape %u: %u slots, %zu bytes, at most %zu", shape, next, cache_slab_bytes(shape),
+                  (size_t)SLAB_BYTES);
+        meta_free(slab, cache_slab_bytes(shape));
     }
-    CHECK_MSG(next * sizeof(void *) == cache_slab_bytes() && cache_slab_bytes() <= SLAB_BYTES,
-              "%u slots, %zu bytes, at most %zu", next, cache_slab_bytes(), (size_t)SLAB_BYTES);
+    CHECK_MSG(cache_slab_bytes(CACHE_SHAPE_CPU) > 8 * cache_slab_bytes(CACHE_SHAPE_THREAD),
+              "a CPU's cache holds far more than a thread's");
 }
 
 /* Fake pointers: the slab is formatted again afterwards, never flushed. */
 static void test_push_pop(void **slab)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
-    unsigned capacity = h->end - h->begin;
+    unsigned capacity = h->end - *cache_begin(slab, cls);
     CHECK_EQ(capacity, batch);
     CHECK(cache_pop(slab, cls) == NULL);
     for (unsigned i = 1; i <= capacity; i++)
@@ -52,16 +69,16 @@ static void test_push_pop(void **slab)
     CHECK_MSG(cache_pop(slab, cls) == (void *)(uintptr_t)(16 * capacity), "not last in, first out");
     CHECK_EQ(cache_count(slab, cls), capacity - 1);
 
-    unsigned limit = h->begin + sc_info[cls].limit;
+    unsigned limit = *cache_begin(slab, cls) + sc_info[cls].limit;
     CHECK_EQ(cache_growth(slab, cls), batch);
-    h->end = (uint16_t)(limit - 1);
+    h->end = limit - 1;
     CHECK_EQ(cache_growth(slab, cls), 1);
-    h->end = (uint16_t)limit;
+    h->end = limit;
     CHECK_EQ(cache_growth(slab, cls), 0);
     cache_slab_stop(slab);
     CHECK_MSG(cache_pop(slab, cls) == NULL && !cache_push(slab, cls, (void *)16) && cache_growth(slab, cls) == 0,
               "a stopped stack still works");
-    cache_slab_format(slab);
+    cache_slab_format(slab, CACHE_SHAPE_THREAD);
 }
 
 static void *one_block(void)
@@ -91,8 +108,8 @@ static void test_refill(void **slab)
     struct superblock *sb = sb_of((uintptr_t)p);
     CHECK(sb && sb->cls == cls);
     CHECK_EQ(cache_count(slab, cls), batch - 1);
-    CHECK_MSG(h->end == h->begin + 2 * batch, "allocation demand did not grow the stack: %u",
-              h->end - h->begin);
+    CHECK_MSG(h->end == *cache_begin(slab, cls) + 2 * batch, "allocation demand did not grow the stack: %u",
+              h->end - *cache_begin(slab, cls));
     CHECK_MSG(block_marked_free(slab[h->top - 1]), "a refilled object is not marked free");
     /* With objects left, a refill is a pop. */
     void *top = slab[h->top - 1];
@@ -115,7 +132,7 @@ static void test_small_budget_refill(void **slab)
     void *p = cache_refill_pop(slab, cls, (size_t)8 * 2 * size); /* two objects an eighth */
     REQUIRE(p != NULL);
     CHECK_EQ(cache_count(slab, cls), 1);
-    CHECK_EQ(h->end, h->begin + batch); /* no room to grow */
+    CHECK_EQ(h->end, *cache_begin(slab, cls) + batch); /* no room to grow */
     block_handing_out(p);
     CHECK(free_checked(slab, p, BIG_BUDGET));
 }
@@ -176,7 +193,7 @@ static void test_spill_push(void **slab)
     p = one_block();
     CHECK(cache_verify_free(p, cls, "free"));
     cache_spill_push(slab, cls, p, budget);
-    CHECK_EQ(h->end, h->begin + 3);
+    CHECK_EQ(h->end, *cache_begin(slab, cls) + 3);
     CHECK(cache_count(slab, cls) <= 3);
 
     /* Over a budget whose eighth is less than an object: nothing stays. */
@@ -185,7 +202,7 @@ static void test_spill_push(void **slab)
     p = one_block();
     CHECK(cache_verify_free(p, cls, "free"));
     cache_spill_push(slab, cls, p, size);
-    CHECK_EQ(h->end, h->begin);
+    CHECK_EQ(h->end, *cache_begin(slab, cls));
     CHECK_EQ(cache_slab_bytes_held(slab), 0);
 }
 
@@ -196,10 +213,10 @@ int main(void)
     batch = sc_info[cls].batch;
     size = sc_info[cls].size;
     REQUIRE(cls > 0 && cls + 1 < SC_COUNT && 3 * batch <= sc_info[cls].limit);
-    void **slab = meta_alloc(cache_slab_bytes());
+    test_layout();
+    void **slab = meta_alloc(cache_slab_bytes(CACHE_SHAPE_THREAD));
     REQUIRE(slab != NULL);
-    cache_slab_format(slab);
-    test_layout(slab);
+    cache_slab_format(slab, CACHE_SHAPE_THREAD);
     test_push_pop(slab);
 
     struct central_class_stats before, after;
@@ -207,10 +224,10 @@ int main(void)
     uint64_t invalid = diag_invalid_pointer_count();
     test_refill(slab);
     cache_slab_flush(slab);
-    cache_slab_format(slab);
+    cache_slab_format(slab, CACHE_SHAPE_THREAD);
     test_small_budget_refill(slab);
     cache_slab_flush(slab);
-    cache_slab_format(slab);
+    cache_slab_format(slab, CACHE_SHAPE_THREAD);
     test_refill(slab);
     CHECK_EQ(diag_invalid_pointer_count(), invalid);
     test_misuse(slab);

@@ -5,7 +5,7 @@
  * Each asm statement emits its own struct rseq_cs into section __rseq_cs
  * (32-byte aligned), stores its address into area->rseq_cs, reads the id
  * (16 bits of cpu_id), computes slab = slabs + (id << SLAB_SHIFT) and
- * the class header at slab + cls * 8, and ends with one 16-bit store of a
+ * the class header at slab + cls * 8, and ends with one 32-bit store of a
  * top (the commit). The abort handler lives in section __rseq_failure,
  * preceded by the 4-byte signature (glibc's RSEQ_SIG on x86, encoded as
  * glibc and librseq do: ud1 0x53053053(%rip),%edi); it counts the abort
@@ -82,12 +82,12 @@
     do {                                                                       \
         uintptr_t slab_, top_;                                                 \
         __asm__ __volatile__ goto(CA_RSEQ_CS_DESC CA_ARM(CA_AT_SYMBOL(layout_sym)) \
-                     "movzwl (%[slab],%[cls],8), %k[top]\n\t"                  \
-                     "cmpw 2(%[slab],%[cls],8), %w[top]\n\t"                   \
+                     "movl (%[slab],%[cls],8), %k[top]\n\t"                    \
+                     "cmpl " CA_STR(SLAB_BASE_OFFSET) "(%[slab],%[cls],8), %k[top]\n\t" \
                      "jbe %l[" #miss "]\n\t"                                   \
                      "movq -8(%[slab],%[top],8), %[item]\n\t"                  \
                      "subl $1, %k[top]\n\t"                                    \
-                     "movw %w[top], (%[slab],%[cls],8)\n"                      \
+                     "movl %k[top], (%[slab],%[cls],8)\n"                      \
                      "2:\n\t" CA_RSEQ_ABORT                                    \
                      : [slab] "=&r"(slab_), [top] "=&r"(top_), [item] "=&r"(item_) \
                      : [cls] "r"((uintptr_t)(cls_))                            \
@@ -101,12 +101,12 @@
     do {                                                                       \
         uintptr_t slab_, top_;                                                 \
         __asm__ __volatile__ goto(CA_RSEQ_CS_DESC CA_ARM(CA_AT_SYMBOL(layout_sym)) \
-                     "movzwl (%[slab],%[cls],8), %k[top]\n\t"                  \
-                     "cmpw 4(%[slab],%[cls],8), %w[top]\n\t"                   \
+                     "movl (%[slab],%[cls],8), %k[top]\n\t"                    \
+                     "cmpl 4(%[slab],%[cls],8), %k[top]\n\t"                   \
                      "jae %l[" #miss "]\n\t"                                   \
                      "movq %[ptr], (%[slab],%[top],8)\n\t"                     \
                      "addl $1, %k[top]\n\t"                                    \
-                     "movw %w[top], (%[slab],%[cls],8)\n"                      \
+                     "movl %k[top], (%[slab],%[cls],8)\n"                      \
                      "2:\n\t" CA_RSEQ_ABORT                                    \
                      : [slab] "=&r"(slab_), [top] "=&r"(top_)                  \
                      : [cls] "r"((uintptr_t)(cls_)), [ptr] "r"(ptr_)          \
@@ -126,8 +126,8 @@ static inline unsigned arch_slab_pop_batch(const struct slab_layout *layout, uns
         return 0;
     __asm__ __volatile__(CA_RSEQ_CS_DESC CA_ARM(CA_AT_OPERAND)
                          "xorl %k[k], %k[k]\n\t"
-                         "movzwl 2(%[slab],%[cls],8), %k[src]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
+                         "movl " CA_STR(SLAB_BASE_OFFSET) "(%[slab],%[cls],8), %k[src]\n\t"
+                         "movl (%[slab],%[cls],8), %k[top]\n\t"
                          "cmpl %k[src], %k[top]\n\t"
                          "jbe 2f\n\t"
                          "movl %k[top], %k[k]\n\t"
@@ -143,7 +143,7 @@ static inline unsigned arch_slab_pop_batch(const struct slab_layout *layout, uns
                          "addl $1, %k[i]\n\t"
                          "cmpl %k[k], %k[i]\n\t"
                          "jb 5b\n\t"
-                         "movw %w[top], (%[slab],%[cls],8)\n"
+                         "movl %k[top], (%[slab],%[cls],8)\n"
                          "2:\n\t" CA_RSEQ_ABORT
                          : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [src] "=&r"(src),
                            [i] "=&r"(i), [tmp] "=&r"(tmp)
@@ -164,8 +164,8 @@ static inline unsigned arch_slab_push_batch(const struct slab_layout *layout, un
         return 0;
     __asm__ __volatile__(CA_RSEQ_CS_DESC CA_ARM(CA_AT_OPERAND)
                          "xorl %k[k], %k[k]\n\t"
-                         "movzwl 4(%[slab],%[cls],8), %k[dst]\n\t"
-                         "movzwl (%[slab],%[cls],8), %k[top]\n\t"
+                         "movl 4(%[slab],%[cls],8), %k[dst]\n\t"
+                         "movl (%[slab],%[cls],8), %k[top]\n\t"
                          "subl %k[top], %k[dst]\n\t"
                          "cmpl %[n], %k[dst]\n\t"
                          "jl 2f\n\t"
@@ -179,7 +179,7 @@ static inline unsigned arch_slab_push_batch(const struct slab_layout *layout, un
                          "cmpl %k[k], %k[i]\n\t"
                          "jb 5b\n\t"
                          "addl %k[k], %k[top]\n\t"
-                         "movw %w[top], (%[slab],%[cls],8)\n"
+                         "movl %k[top], (%[slab],%[cls],8)\n"
                          "2:\n\t" CA_RSEQ_ABORT
                          : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [dst] "=&r"(dst),
                            [i] "=&r"(i), [tmp] "=&r"(tmp)

@@ -18,8 +18,8 @@
     do {                                                                              \
         uintptr_t slab_, top_;                                                        \
         __asm__ __volatile__ goto(CA_RSEQ_CS_DESC CA_ARM(CA_AT_SYMBOL(layout_sym))        \
-                     "movzwl (%[slab],%[cls],8), %k[top]\n\t"                         \
-                     "cmpw 2(%[slab],%[cls],8), %w[top]\n\t"                          \
+                     "movl (%[slab],%[cls],8), %k[top]\n\t"                           \
+                     "cmpl " CA_STR(SLAB_BASE_OFFSET) "(%[slab],%[cls],8), %k[top]\n\t" \
                      "jbe %l[" #miss "]\n\t"                                          \
                      "movq -8(%[slab],%[top],8), %[item]\n"                           \
                      "2:\n\t" CA_RSEQ_ABORT                                           \
@@ -30,7 +30,7 @@
         for (int spin_ = 0; spin_ < 64; spin_++)                                      \
             __asm__ __volatile__("pause" ::: "memory");                               \
         ((volatile struct cache_hdr *)(slab_ + (uintptr_t)(cls_) * 8))->top =         \
-            (uint16_t)(top_ - 1);                                                     \
+            (uint32_t)(top_ - 1);                                                     \
     } while (0)
 
 #endif
