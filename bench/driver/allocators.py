@@ -70,6 +70,8 @@ def discover(build_dir: Path, shared_peers: Path = SHARED_PEERS_DIRECTORY) -> tu
         if name == "corealloc":
             found.append(Allocator("corealloc-thread", library, {"COREALLOC_FRONTEND": "thread"},
                                    is_corealloc=True, ablation=True))
+            # Secure mode's cost is part of every default comparison.
+            found.append(Allocator("corealloc-secure", library, {"COREALLOC_SECURE": "1"}, is_corealloc=True))
     missing = []
     for peer in PEERS:
         library = find_library(peer.library)

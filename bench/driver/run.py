@@ -186,7 +186,8 @@ def main(argv: list[str]) -> int:
     repeat = arguments.repeat or scale.repeat
     timeout = arguments.timeout or scale.timeout
     # Table 3 compares corealloc's ablation builds; it needs mmicro and corealloc.
-    table3 = [a for a in available if a.is_corealloc] if any(b.name == "mmicro" for b in benchmarks) else []
+    table3 = ([a for a in available if a.name in allocator_catalogue.ABLATION_LABELS]
+              if any(b.name == "mmicro" for b in benchmarks) else [])
     table3_order = list(allocator_catalogue.ABLATION_LABELS)
     table3.sort(key=lambda a: table3_order.index(a.name) if a.name in table3_order else len(table3_order))
     table3 = [a for a in available if a.name == "glibc"] + table3 if table3 else []

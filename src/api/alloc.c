@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "api/init.h"
+#include "api/secure.h"
+#include "core/block_mark.h"
 #include "core/central.h"
 #include "core/footprint.h"
 #include "core/large.h"
@@ -57,9 +59,29 @@ static void *large_malloc(size_t size, size_t alignment, bool *zeroed)
     return p;
 }
 
+/* Secure mode's blocks: a small one has room for the trailer, in a class
+ * whose blocks are aligned as asked, its fill checked and its size sealed. */
+static void *secure_small_alloc(size_t size, size_t alignment)
+{
+    size_t need = size > SMALL_MAX ? size : secure_block_bytes(size);
+    if (need < alignment)
+        need = alignment;
+    if (need > SMALL_MAX)
+        return large_malloc(size, alignment > OS_PAGE_SIZE ? alignment : OS_PAGE_SIZE, NULL);
+    unsigned cls = sc_of(need);
+    while (sc_info[cls].size % alignment)
+        cls++;
+    void *p = small_alloc(cls);
+    if (p)
+        secure_handing_out(p, cls, size);
+    return p;
+}
+
 void *alloc_malloc_slow(size_t size)
 {
     init_ensure();
+    if (opt.secure)
+        return secure_small_alloc(size, SC_MIN_SIZE);
     if (size <= SMALL_MAX)
         return small_alloc(sc_of(size));
     return large_malloc(size, OS_PAGE_SIZE, NULL);
@@ -70,7 +92,7 @@ void *alloc_malloc_slow(size_t size)
  * slow path and query shares. */
 struct location {
     uintptr_t start; /* first byte of the block containing the address */
-    size_t size;     /* its usable size */
+    size_t size;     /* its usable size (secure mode: the trailer's too) */
     struct span *span;
     unsigned cls;
 };
@@ -96,6 +118,15 @@ static struct location locate(uintptr_t addr)
     return loc;
 }
 
+/* What the program may use of the block at loc: in secure mode, what it
+ * asked for (a byte more is an overflow). */
+static size_t usable_size(struct location loc)
+{
+    if (opt.secure && loc.start && !loc.span)
+        return secure_requested_size((void *)loc.start, loc.cls);
+    return loc.size;
+}
+
 static void free_elsewhere(void *p, const char *call)
 {
     struct location loc = locate((uintptr_t)p);
@@ -106,7 +137,17 @@ static void free_elsewhere(void *p, const char *call)
     else if (loc.span)
         large_free(loc.span);
     else
-        frontend_free_suspect(p, loc.cls, call);
+        alloc_free_checked(p, loc.cls, call);
+}
+
+void alloc_free_checked(void *p, unsigned cls, const char *call)
+{
+    if (!frontend_verify_free(p, cls, call))
+        return;
+    if (opt.secure) /* before the mark, which may cover a small block's canary */
+        secure_taking_back(p, cls, call);
+    block_mark_free(p);
+    frontend_take_back(p, cls);
 }
 
 void alloc_free_slow(void *p)
@@ -160,14 +201,16 @@ void *alloc_realloc(void *p, size_t size)
     }
     init_ensure();
     struct location loc = locate_block(p, "realloc");
-    size_t old = loc.size;
+    size_t old = usable_size(loc);
     if (!loc.start) {
         errno = EINVAL;
         return NULL;
     }
     if (!loc.span) {
-        if (size <= old && size >= old / 2)
-            return p; /* shrinking a little is not worth a copy */
+        /* Shrinking a little is not worth a copy (in secure mode, a move
+         * seals the new size). */
+        if (size <= old && size >= old / 2 && !opt.secure)
+            return p;
     } else if (size > SMALL_MAX) {
         void *q = large_resize(loc.span, size);
         purger_kick();
@@ -191,6 +234,8 @@ void *alloc_aligned(size_t alignment, size_t size)
     if (need <= SMALL_MAX) {
         /* A class whose size is a multiple of the alignment has every block
          * aligned, since superblocks are; a power-of-two class always is. */
+        if (opt.secure)
+            return secure_small_alloc(size, alignment);
         unsigned cls = sc_of(need);
         while (sc_info[cls].size % alignment)
             cls++;
@@ -204,7 +249,7 @@ size_t alloc_usable_size(const void *p)
     if (!p)
         return 0;
     init_ensure();
-    return locate_block(p, NULL).size;
+    return usable_size(locate_block(p, NULL));
 }
 
 void *alloc_object_start(const void *p)
@@ -216,7 +261,7 @@ void *alloc_object_start(const void *p)
 size_t alloc_object_size(const void *p)
 {
     init_ensure();
-    return locate((uintptr_t)p).size;
+    return usable_size(locate((uintptr_t)p));
 }
 
 size_t alloc_trim(void)

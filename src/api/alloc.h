@@ -14,6 +14,9 @@
 
 void *alloc_malloc_slow(size_t size);
 void alloc_free_slow(void *p);
+/* A free the fast check could not vouch for: the closer look, then (in
+ * secure mode) the canary and the fill, then back to a cache. */
+void alloc_free_checked(void *p, unsigned cls, const char *call);
 void *alloc_calloc(size_t count, size_t size);
 void *alloc_realloc(void *p, size_t size);
 /* alignment: a power of two. NULL (errno ENOMEM) when out of memory. */
@@ -64,7 +67,7 @@ static inline void alloc_free(void *p)
         frontend_free_slow(p, (unsigned)cls);
         return;
     suspect:
-        frontend_free_suspect(p, (unsigned)cls, "free");
+        alloc_free_checked(p, (unsigned)cls, "free");
         return;
     }
     alloc_free_slow(p);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include "api/secure.h"
 #include "core/central.h"
 #include "core/footprint.h"
 #include "core/large.h"
@@ -39,6 +40,8 @@ static void init_layers(void)
     footprint_init();
     os_set_huge_pages_default(opt.thp == THP_ALWAYS);
     sizeclass_init();
+    if (opt.secure)
+        secure_init();
     sb_set_retain_limit(opt.retain_bytes);
     zone_init(opt.zones); /* the front end's fast paths read where the zones are */
     /* Locks register in the order they nest, outermost first (fork safety). */

@@ -79,6 +79,7 @@ void report_collect(struct report *r)
     r->purge_delay_ms = opt.purge_delay_ms;
     r->purger_running = purger_running();
     r->invalid_frees = diag_invalid_pointer_count();
+    r->heap_corruptions = diag_heap_corruption_count();
 }
 
 /* Where a report goes: into a buffer, snprintf-like (counting past its

@@ -48,7 +48,8 @@
     STAT(cgroup_memory_high, BYTES, "the cgroup's memory.high (0: none)")                         \
     STAT(cpus_allowed, COUNT, "CPUs in the affinity mask")                                        \
     STAT(cpu_quota, COUNT, "CPUs' worth of cgroup CPU bandwidth (0: unlimited)")                  \
-    STAT(invalid_frees, COUNT, "invalid pointers passed to free or realloc")
+    STAT(invalid_frees, COUNT, "invalid pointers passed to free or realloc")                       \
+    STAT(heap_corruptions, COUNT, "blocks found written after free or past their size (secure mode)")
 
 #define REPORT_TYPE_BYTES size_t
 #define REPORT_TYPE_COUNT uint64_t

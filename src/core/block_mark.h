@@ -11,7 +11,9 @@
 #define COREALLOC_BLOCK_MARK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define BLOCK_FREE_MARK ((uintptr_t)(intptr_t)(int32_t)0xA110C8ED)
 
@@ -30,6 +32,14 @@ static inline bool block_maybe_marked_free(const void *p)
 static inline void block_mark_free(void *p)
 {
     *(uintptr_t *)p = BLOCK_FREE_MARK;
+}
+/* Secure mode also fills the rest of every free block with this byte, and
+ * checks the fill when the block is handed out again: a write after free
+ * shows. */
+#define BLOCK_FREE_FILL 0xdf
+static inline void block_fill_free(void *p, size_t size)
+{
+    memset((char *)p + sizeof(uintptr_t), BLOCK_FREE_FILL, size - sizeof(uintptr_t));
 }
 /* A block leaving the allocator for the program. */
 static inline void block_handing_out(void *p)

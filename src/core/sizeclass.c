@@ -1,5 +1,8 @@
 #include "core/sizeclass.h"
 
+#include "platform/options.h"
+#include "platform/os.h"
+
 struct sizeclass_info sc_info[SC_COUNT];
 uint64_t sc_start_mult[SC_COUNT];
 uint8_t sc_lut[SC_LUT_MAX + 1];
@@ -25,7 +28,8 @@ void sizeclass_init(void)
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct sizeclass_info *sc = &sc_info[c];
         sc->size = (uint32_t)class_size(c);
-        sc->blocks = (uint32_t)(SB_SIZE / sc->size);
+        /* Secure mode keeps a superblock's last page as a guard. */
+        sc->blocks = (uint32_t)((SB_SIZE - (opt.secure ? OS_PAGE_SIZE : 0)) / sc->size);
         sc->recip = (((uint64_t)1 << SC_RECIP_SHIFT) + sc->size - 1) / sc->size;
         sc_start_mult[c] = UINT64_MAX / sc->size + 1 + !(sc->size & (sc->size - 1));
         sc->start_step = (uint32_t)(sc_start_mult[c] * sc->size);

@@ -12,6 +12,7 @@
 #include "platform/lock.h"
 #include "platform/options.h"
 #include "platform/os.h"
+#include "platform/random.h"
 
 /* Superblocks mapped on their own come in aligned chunks of this many. */
 #define CHUNK_SUPERBLOCKS 16
@@ -76,7 +77,8 @@ static void set_fast_bound(struct superblock *sb, bool in_use)
 {
     if (!sb->zoned)
         return;
-    uint32_t bound = in_use && !sb->holes ? sb->carved * sc_info[sb->cls].start_step : 0;
+    /* Secure mode: 0 for good, every free gets the closer look. */
+    uint32_t bound = in_use && !sb->holes && !opt.secure ? sb->carved * sc_info[sb->cls].start_step : 0;
     __atomic_store_n(zone_fast_bound_slot(sb->start), bound, __ATOMIC_RELAXED);
 }
 
@@ -134,6 +136,14 @@ static size_t purge(struct superblock *sb, enum os_purge_kind kind)
     return released;
 }
 
+/* Secure mode: the last page of a new superblock becomes a guard (no block
+ * reaches it, see sizeclass_init), so a run off the end of the last block
+ * faults. False when the kernel refuses. */
+static bool guard(uintptr_t start)
+{
+    return !opt.secure || os_guard((void *)(start + SB_SIZE - OS_PAGE_SIZE), OS_PAGE_SIZE);
+}
+
 /* Maps a chunk of superblocks outside the zones and puts them in the pool. */
 static bool grow_chunk_pool(void)
 {
@@ -149,6 +159,8 @@ static bool grow_chunk_pool(void)
             /* What could not be described is left unused, never handed out. */
             return i > 0;
         }
+        if (!guard(start))
+            return i > 0;
         sb->start = start;
         sb->bitmap = bitmap;
         sb->residency = SB_PURGED; /* fresh pages: nothing to give back */
@@ -203,9 +215,9 @@ struct superblock *sb_acquire(unsigned cls)
     if (!footprint_charge(SB_SIZE))
         return NULL;
     uintptr_t start = zone_take_superblock(cls);
-    if (!start) {
+    if (!start || !guard(start)) {
         footprint_uncharge(SB_SIZE);
-        return take_from_chunk_pool(cls);
+        return start ? NULL : take_from_chunk_pool(cls);
     }
     struct superblock *sb = zone_descriptor_slot(start);
     sb->start = start;
@@ -268,8 +280,42 @@ static void refill_holes(struct superblock *sb, void *const *taken, unsigned n)
     }
 }
 
+/* Secure mode: blocks taken in random order (the next free one at or
+ * after a random index), and filled. Class lock held, so per class state. */
+static unsigned take_random(struct superblock *sb, void **out, unsigned n)
+{
+    static uint64_t state[SC_COUNT];
+    uint64_t *rng = &state[sb->cls];
+    if (!*rng)
+        *rng = os_random_seed() | 1;
+    const struct sizeclass_info *sc = &sc_info[sb->cls];
+    unsigned words = (sc->blocks + 63) / 64, got = 0;
+    while (got < n && sb->used + got < sc->blocks) {
+        unsigned from = random_below(rng, sc->blocks), w = from / 64;
+        uint64_t bits = sb->bitmap[w] & (~(uint64_t)0 << (from % 64));
+        while (!bits) {
+            w = (w + 1) % words;
+            bits = sb->bitmap[w];
+        }
+        unsigned index = w * 64 + (unsigned)__builtin_ctzll(bits);
+        sb->bitmap[w] &= ~((uint64_t)1 << (index % 64));
+        out[got] = (void *)(sb->start + (uintptr_t)index * sc->size);
+        if (index >= sb->carved)
+            sb->carved = (uint16_t)(index + 1);
+        if (sb->holes)
+            refill_holes(sb, &out[got], 1);
+        block_mark_free(out[got]);
+        block_fill_free(out[got++], sc->size);
+    }
+    sb->cursor = 0;
+    sb->used = (uint16_t)(sb->used + got);
+    return got;
+}
+
 unsigned sb_take(struct superblock *sb, void **out, unsigned n)
 {
+    if (opt.secure)
+        return take_random(sb, out, n);
     const struct sizeclass_info *sc = &sc_info[sb->cls];
     unsigned words = (sc->blocks + 63) / 64, got = 0, w = sb->cursor;
     for (; w < words && got < n; w++) {

@@ -86,7 +86,6 @@ bool cache_verify_free(void *p, unsigned cls, const char *call)
         diag_invalid_pointer(call, p, why);
         return false;
     }
-    block_mark_free(p);
     return true;
 }
 

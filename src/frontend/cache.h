@@ -16,6 +16,7 @@
 #include "arch/slab.h"
 #include "core/block_mark.h"
 #include "core/sizeclass.h"
+#include "platform/random.h"
 
 _Static_assert(SC_COUNT <= SLAB_HEADER_SLOTS, "a header slot per class");
 
@@ -57,9 +58,9 @@ static inline uint32_t *cache_begin(void **slab, unsigned cls)
 }
 
 /* The closer look at a free of p (as an object of cls) that the fast
- * check could not vouch for: true, with p marked free, when it is a block
- * the program holds; otherwise reported (a double, wild or interior free,
- * `call` naming the API function) and false. */
+ * check could not vouch for: true when it is a block the program holds
+ * (the caller marks it free); otherwise reported (a double, wild or
+ * interior free, `call` naming the API function) and false. */
 bool cache_verify_free(void *p, unsigned cls, const char *call);
 /* Single-owner fast operations. */
 static inline void *cache_pop(void **slab, unsigned cls)
@@ -68,6 +69,20 @@ static inline void *cache_pop(void **slab, unsigned cls)
     if (__builtin_expect(h->top <= *cache_begin(slab, cls), 0))
         return NULL;
     return slab[--h->top];
+}
+
+/* Secure mode's pop: any of the stack's objects, at random (the one just
+ * freed is not the next one out). */
+static inline void *cache_pop_random(void **slab, unsigned cls, uint64_t *rng)
+{
+    struct cache_hdr *h = cache_hdr(slab, cls);
+    uint32_t begin = *cache_begin(slab, cls);
+    if (h->top <= begin)
+        return NULL;
+    uint32_t pick = begin + random_below(rng, h->top - begin);
+    void *p = slab[pick];
+    slab[pick] = slab[--h->top];
+    return p;
 }
 
 static inline bool cache_push(void **slab, unsigned cls, void *p)

@@ -20,10 +20,13 @@ struct frontend_layout frontend_layout __attribute__((aligned(64))) = {
     .zone_index = ZONE_NO_REGION >> ZONE_SHIFT,
 };
 
-void frontend_free_suspect(void *p, unsigned cls, const char *call)
+bool frontend_verify_free(void *p, unsigned cls, const char *call)
 {
-    if (!cache_verify_free(p, cls, call))
-        return;
+    return cache_verify_free(p, cls, call);
+}
+
+void frontend_take_back(void *p, unsigned cls)
+{
     FRONTEND_PUSH(p, cls, full);
     return;
 full:
@@ -86,9 +89,10 @@ void frontend_init(void)
 {
     init_shared(holds);
     tcache_init();
-    if (opt.frontend != FRONTEND_THREAD && cpucache_init())
+    if (opt.frontend != FRONTEND_THREAD && !opt.secure && cpucache_init())
         return;
-    /* Per-thread caches: every thread reads the idle area's id, whose slab
+    /* Per-thread caches (secure mode too: its checks are on the slow
+     * paths): every thread reads the idle area's id, whose slab
      * is stopped, so every section misses into the slow path. The area
      * first, the slabs last (see cpucache_init). */
     __atomic_store_n(&frontend_layout.sections.area_off, rseq_idle_area_offset(), __ATOMIC_RELAXED);

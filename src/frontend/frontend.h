@@ -35,7 +35,10 @@ void *frontend_alloc_slow(unsigned cls);
 void frontend_free_slow(void *p, unsigned cls);
 /* A free of p (claimed to be of cls) that the fast check could not vouch
  * for (the free mark is there, or the superblock needs a closer look):
- * verified, then taken back, or reported (`call` names the API function). */
-void frontend_free_suspect(void *p, unsigned cls, const char *call);
+ * true when p is a block the program holds; otherwise reported (`call`
+ * names the API function) and false. Then p, checked and marked free
+ * (core/block_mark.h), is taken back. */
+bool frontend_verify_free(void *p, unsigned cls, const char *call);
+void frontend_take_back(void *p, unsigned cls);
 
 #endif

@@ -6,6 +6,7 @@
 #include "core/meta.h"
 #include "platform/lock.h"
 #include "platform/options.h"
+#include "platform/os.h"
 
 /* What one thread's cache may hold, at most; with many threads, a share of
  * COREALLOC_THREAD_CACHES_BYTES, so thousands of threads do not mean
@@ -25,6 +26,8 @@ _Static_assert(sizeof(struct slab_owner) <= OWNER_BYTES, "owner header fits");
 
 static __thread void **tcache_slab __attribute__((tls_model("initial-exec")));
 static __thread unsigned char thread_state __attribute__((tls_model("initial-exec")));
+/* Secure mode's random pops; seeded with the thread's slab. */
+static __thread uint64_t secure_rng __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t exit_key;
 static bool exit_key_ok;
@@ -88,6 +91,8 @@ static void **create_slab(void)
     live = o;
     live_count++;
     lock_release(&live_lock);
+    if (opt.secure)
+        secure_rng = os_random_seed() | 1;
     /* Published before pthread_setspecific, which may itself allocate. */
     tcache_slab = slab;
     thread_state = THREAD_ACTIVE;
@@ -103,7 +108,7 @@ void *tcache_alloc_slow(unsigned cls)
         void *p;
         return central_alloc(cls, &p, 1) ? p : NULL;
     }
-    void *p = cache_pop(slab, cls);
+    void *p = opt.secure ? cache_pop_random(slab, cls, &secure_rng) : cache_pop(slab, cls);
     return p ? p : cache_refill_pop(slab, cls, thread_budget());
 }
 

@@ -13,16 +13,35 @@ uint64_t diag_invalid_pointer_count(void)
     return __atomic_load_n(&invalid_pointers, __ATOMIC_RELAXED);
 }
 
-void diag_invalid_pointer(const char *call, const void *ptr, const char *why)
+static uint64_t heap_corruptions;
+
+uint64_t diag_heap_corruption_count(void)
 {
-    __atomic_add_fetch(&invalid_pointers, 1, __ATOMIC_RELAXED);
+    return __atomic_load_n(&heap_corruptions, __ATOMIC_RELAXED);
+}
+
+/* One line on stderr, then the abort when asked for. */
+static void report(const char *call, const char *kind, const void *ptr, const char *why, const char *going_on)
+{
     char line[256];
-    int n = snprintf(line, sizeof line, "corealloc: error: %s(): invalid pointer %p (%s)%s\n", call,
-                     ptr, why, opt.abort_on_error ? "; aborting" : "; ignored");
+    int n = snprintf(line, sizeof line, "corealloc: error: %s(): %s %p (%s)%s\n", call, kind, ptr, why,
+                     opt.abort_on_error ? "; aborting" : going_on);
     if (n > 0)
         os_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     if (opt.abort_on_error)
         os_abort();
+}
+
+void diag_invalid_pointer(const char *call, const void *ptr, const char *why)
+{
+    __atomic_add_fetch(&invalid_pointers, 1, __ATOMIC_RELAXED);
+    report(call, "invalid pointer", ptr, why, "; ignored");
+}
+
+void diag_heap_corruption(const char *call, const void *block, const char *what)
+{
+    __atomic_add_fetch(&heap_corruptions, 1, __ATOMIC_RELAXED);
+    report(call, "heap corruption in block", block, what, "");
 }
 
 void diag_fatal(const char *what)

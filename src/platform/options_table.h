@@ -56,6 +56,12 @@
            "transparent huge pages: `never`, `large` (blocks from `HUGE_THRESHOLD` only: first "  \
            "touch of a 64 MiB block about 4x faster, but a sparsely used one costs up to 2 MiB "  \
            "per touched page), `always`")                                                         \
+    OPTION(SECURE, secure, BOOL, "0", "",                                                         \
+           "hardened mode, no rebuild: every call takes a slow path with per-thread caches; a "   \
+           "guard page after every superblock and large block, blocks handed out in random "      \
+           "order, freed blocks filled and checked when reused (a write after free is reported), " \
+           "every free checked against its superblock, and a canary past the requested size "     \
+           "checked at free (a write past it is reported)")                                       \
     OPTION(TIGHT, tight, BOOL, "0", "",                                                           \
            "seed 001's guarantee: blocks handed out lowest address first, no new superblock "     \
            "while a partly free one exists, nothing parked centrally")                            \

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +99,14 @@ bool os_commit(void *addr, size_t size)
         madvise(addr, size, MADV_DODUMP);
     errno = saved;
     return rc == 0;
+}
+
+bool os_guard(void *addr, size_t size)
+{
+    int saved = errno;
+    bool ok = mprotect(addr, size, PROT_NONE) == 0;
+    errno = saved;
+    return ok;
 }
 
 void os_unmap(void *addr, size_t size)
@@ -201,6 +210,17 @@ uint64_t os_monotonic_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t os_random_seed(void)
+{
+    uint64_t seed;
+    int saved = errno;
+    ssize_t got = getrandom(&seed, sizeof seed, GRND_NONBLOCK);
+    errno = saved;
+    if (got == (ssize_t)sizeof seed)
+        return seed;
+    return os_monotonic_ns() ^ (uintptr_t)&seed ^ ((uint64_t)(uintptr_t)os_random_seed << 17);
 }
 
 void os_sleep_ns(uint64_t ns)

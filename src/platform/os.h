@@ -27,6 +27,9 @@ void *os_reserve_aligned(size_t size, size_t align);
 /* Makes reserved pages writable and dumped (they are still charged only
  * when touched). */
 bool os_commit(void *addr, size_t size);
+/* Makes committed pages a guard: any access faults (secure mode puts one
+ * after every superblock and large block). Returns false on failure. */
+bool os_guard(void *addr, size_t size);
 /* Gives the pages back; the range stays mapped and reads as zero (or as the
  * old contents until reused, for OS_PURGE_FREE). Returns false on failure. */
 bool os_purge(void *addr, size_t size, enum os_purge_kind kind);
@@ -40,6 +43,9 @@ void os_advise_huge_pages(void *addr, size_t size, bool allow);
 /* What every new mapping gets from now on, until advised otherwise. */
 void os_set_huge_pages_default(bool allow);
 void os_sleep_ns(uint64_t ns);
+/* 64 unpredictable bits from the kernel (getrandom), or, where it has none
+ * to give, the clock mixed with addresses. Never allocates. */
+uint64_t os_random_seed(void);
 
 /* valgrind keeps shadow state for every reserved byte: a terabyte
  * reservation costs it gigabytes, so zones stay off under it. */

@@ -95,6 +95,7 @@ static bool free_checked(void **slab, void *p, size_t budget)
 {
     if (!cache_verify_free(p, cls, "free"))
         return false;
+    block_mark_free(p);
     if (!cache_push(slab, cls, p))
         cache_spill_push(slab, cls, p, budget);
     return true;
@@ -160,6 +161,7 @@ static void test_misuse(void **slab)
     /* A double free, with the first free's block in the central layer (the
      * front end's search finds it there). */
     CHECK(cache_verify_free(q, cls, "free"));
+    block_mark_free(q);
     central_free(cls, &q, 1);
     invalid = diag_invalid_pointer_count();
     CHECK(!free_checked(slab, q, BIG_BUDGET));
@@ -181,6 +183,7 @@ static void test_spill_push(void **slab)
     unsigned full = cache_count(slab, cls);
     void *p = one_block();
     CHECK(cache_verify_free(p, cls, "free"));
+    block_mark_free(p);
     cache_spill_push(slab, cls, p, BIG_BUDGET);
     CHECK_EQ(cache_count(slab, cls), full - batch + 1);
     CHECK(slab[h->top - 1] == p);
@@ -192,6 +195,7 @@ static void test_spill_push(void **slab)
     REQUIRE(cache_slab_bytes_held(slab) > budget);
     p = one_block();
     CHECK(cache_verify_free(p, cls, "free"));
+    block_mark_free(p);
     cache_spill_push(slab, cls, p, budget);
     CHECK_EQ(h->end, *cache_begin(slab, cls) + 3);
     CHECK(cache_count(slab, cls) <= 3);
@@ -201,6 +205,7 @@ static void test_spill_push(void **slab)
         CHECK(free_checked(slab, one_block(), BIG_BUDGET));
     p = one_block();
     CHECK(cache_verify_free(p, cls, "free"));
+    block_mark_free(p);
     cache_spill_push(slab, cls, p, size);
     CHECK_EQ(h->end, *cache_begin(slab, cls));
     CHECK_EQ(cache_slab_bytes_held(slab), 0);

@@ -16,16 +16,17 @@ set(COREALLOC_VALGRIND_FLAGS
 
 # corealloc_test(<name> COMMAND <cmd...> LABELS <label...>
 #                [ENVIRONMENT <VAR=value...>] [TIMEOUT <seconds>] [NO_PRELOAD]
-#                [ZONES0] [THREAD_FRONTEND] [VALGRIND <cmd...>]
+#                [ZONES0] [THREAD_FRONTEND] [SECURE] [VALGRIND <cmd...>]
 #                [PROPERTIES <test properties...>])
 # Adds test <name>, run with LD_PRELOAD of libcorealloc.so unless NO_PRELOAD.
 # Variants of the same command, each labelled like <name> plus its own label:
 #   ZONES0           <name>_zones0, COREALLOC_ZONES=0 (page-map fallback)
 #   THREAD_FRONTEND  <name>_thread, COREALLOC_FRONTEND=thread
+#   SECURE           <name>_secure, COREALLOC_SECURE=1
 #   VALGRIND <cmd>   <name>_valgrind, <cmd> (a smaller run) under memcheck,
 #                    label valgrind
 function(corealloc_test name)
-  cmake_parse_arguments(PARSE_ARGV 1 T "NO_PRELOAD;ZONES0;THREAD_FRONTEND" "TIMEOUT"
+  cmake_parse_arguments(PARSE_ARGV 1 T "NO_PRELOAD;ZONES0;THREAD_FRONTEND;SECURE" "TIMEOUT"
     "COMMAND;LABELS;ENVIRONMENT;VALGRIND;PROPERTIES")
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
@@ -49,6 +50,12 @@ function(corealloc_test name)
     set_tests_properties(${name}_thread PROPERTIES
       LABELS "${T_LABELS};frontend-thread" TIMEOUT ${T_TIMEOUT}
       ENVIRONMENT "${env};COREALLOC_FRONTEND=thread" ${T_PROPERTIES})
+  endif()
+  if(T_SECURE)
+    add_test(NAME ${name}_secure COMMAND ${T_COMMAND})
+    set_tests_properties(${name}_secure PROPERTIES
+      LABELS "${T_LABELS};secure" TIMEOUT ${T_TIMEOUT}
+      ENVIRONMENT "${env};COREALLOC_SECURE=1" ${T_PROPERTIES})
   endif()
   if(T_VALGRIND AND COREALLOC_VALGRIND)
     add_test(NAME ${name}_valgrind

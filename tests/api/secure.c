@@ -1,0 +1,195 @@
+/* Secure mode (COREALLOC_SECURE=1), as a program meets it: a write of one
+ * byte past the requested size of a small block (any size, the canary or
+ * the trailer) is reported when the block is freed; a write into a freed
+ * block is reported when the block is handed out again; double, interior
+ * and never-allocated frees are reported and not obeyed; usable size is the
+ * requested size; blocks come out in random order; a superblock's last page
+ * is a guard that faults; and a busy heap run clean reports nothing.
+ * Run with LD_PRELOAD of libcorealloc.so and COREALLOC_SECURE=1; the
+ * reports are read back from stderr. */
+#include <malloc.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "check.h"
+#include "pattern.h"
+#include "probe.h"
+#include "rng.h"
+
+#define SUPERBLOCK ((uintptr_t)256 << 10) /* src/core/sizeclass.h, SB_SIZE */
+
+/* Whether the reports since capture_stderr_begin() name p with `what`. */
+static bool reported(const char *log, const void *p, const char *what)
+{
+    char address[32];
+    snprintf(address, sizeof address, "%p", p);
+    const char *at = strstr(log, address);
+    return at && strstr(log, what) && strstr(log, "corealloc: error:");
+}
+
+static void test_overflow_by_one(void)
+{
+    static const size_t sizes[] = {1, 7, 8, 9, 24, 100, 1000, 4000, 30000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        unsigned char *p = malloc(sizes[i]);
+        REQUIRE(p != NULL);
+        CHECK_EQ(malloc_usable_size(p), sizes[i]);
+        memset(p, 0x11, sizes[i]); /* the whole block the program asked for: fine */
+        capture_stderr_begin();
+        free(p);
+        const char *clean = capture_stderr_end();
+        CHECK_MSG(clean[0] == 0, "size %zu: a free within bounds reported: %s", sizes[i], clean);
+
+        p = malloc(sizes[i]);
+        ((volatile unsigned char *)p)[sizes[i]] ^= 0x40; /* one byte past */
+        capture_stderr_begin();
+        free(p);
+        const char *log = capture_stderr_end();
+        CHECK_MSG(reported(log, p, "written past its size"), "size %zu: a one-byte overflow went unseen: %s",
+                  sizes[i], log);
+    }
+}
+
+static void test_write_after_free(void)
+{
+    unsigned char *p = malloc(48);
+    REQUIRE(p != NULL);
+    free(p);
+    ((volatile unsigned char *)p)[20] = 0x5a;
+    capture_stderr_begin();
+    void *blocks[512];
+    bool again = false;
+    for (int i = 0; i < 512; i++) {
+        blocks[i] = malloc(48);
+        again |= blocks[i] == (void *)p;
+    }
+    const char *log = capture_stderr_end();
+    CHECK_MSG(again, "the freed block never came out again");
+    CHECK_MSG(reported(log, p, "written after it was freed"), "a write after free went unseen: %s", log);
+    for (int i = 0; i < 512; i++)
+        free(blocks[i]);
+}
+
+static void test_bad_frees(void)
+{
+    char *p = malloc(64), *q = malloc(64);
+    REQUIRE(p && q);
+    free(p);
+    capture_stderr_begin();
+    free(p);
+    free(q + 16);
+    const char *log = capture_stderr_end();
+    CHECK_MSG(reported(log, p, "double free"), "double free unreported: %s", log);
+    CHECK_MSG(reported(log, q + 16, "not the start of a block"), "interior free unreported: %s", log);
+    /* Nothing was obeyed: p comes out once, q is intact. */
+    memset(q, 0x33, 64);
+    char *a = malloc(64), *b = malloc(64);
+    CHECK(a != b);
+    CHECK(block_filled_with(q, 64, 0x33));
+    free(a);
+    free(b);
+    free(q);
+}
+
+/* Of n blocks of one size taken in a row, about half are above the one
+ * before (lowest-address-first order would put nearly all of them above). */
+static void test_random_order(void)
+{
+    enum { N = 1000 };
+    static void *blocks[N];
+    unsigned rising = 0;
+    for (int i = 0; i < N; i++) {
+        blocks[i] = malloc(80);
+        REQUIRE(blocks[i] != NULL);
+        rising += i > 0 && (uintptr_t)blocks[i] > (uintptr_t)blocks[i - 1];
+    }
+    CHECK_MSG(rising > N / 4 && rising < 3 * N / 4, "%u of %d blocks above the one before", rising, N);
+    for (int i = 0; i < N; i++)
+        free(blocks[i]);
+}
+
+static sigjmp_buf fault_jump;
+static void on_fault(int sig)
+{
+    (void)sig;
+    siglongjmp(fault_jump, 1);
+}
+
+/* The last page of a block's superblock faults, read or written. */
+static void test_guard_page(void)
+{
+    unsigned char *p = malloc(20000);
+    REQUIRE(p != NULL);
+    volatile unsigned char *guard = (unsigned char *)(((uintptr_t)p & ~(SUPERBLOCK - 1)) + SUPERBLOCK - 4096);
+    CHECK_MSG((uintptr_t)guard >= (uintptr_t)p + 20000, "a block reaches into the guard page");
+    struct sigaction fault = {.sa_handler = on_fault}, old_segv, old_bus;
+    sigaction(SIGSEGV, &fault, &old_segv);
+    sigaction(SIGBUS, &fault, &old_bus);
+    bool faulted = sigsetjmp(fault_jump, 1) != 0;
+    if (!faulted)
+        guard[100] = 1;
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaction(SIGBUS, &old_bus, NULL);
+    CHECK_MSG(faulted, "a write to the guard page did not fault");
+    free(p);
+}
+
+/* A busy heap (every entry point that resizes, many sizes) reports
+ * nothing, and keeps every byte. */
+static void test_clean_run(void)
+{
+    enum { LIVE = 400 };
+    static unsigned char *blocks[LIVE];
+    static size_t sizes[LIVE];
+    struct rng rng = rng_seeded(7);
+    capture_stderr_begin();
+    for (uint64_t n = 0; n < 40000; n++) {
+        size_t i = (size_t)rng_below(&rng, LIVE);
+        if (blocks[i] && pattern_mismatch(blocks[i], sizes[i], i) != PATTERN_OK) {
+            capture_stderr_end();
+            CHECK_MSG(0, "block %zu lost its contents", i);
+            return;
+        }
+        size_t size = 1 + (size_t)rng_below(&rng, n % 8 == 0 ? 40000 : 600);
+        switch (rng_below(&rng, 3)) {
+        case 0:
+            free(blocks[i]);
+            blocks[i] = malloc(size);
+            break;
+        case 1:
+            blocks[i] = realloc(blocks[i], size);
+            break;
+        default:
+            free(blocks[i]);
+            blocks[i] = calloc(1, size);
+            break;
+        }
+        REQUIRE(blocks[i] != NULL);
+        sizes[i] = size;
+        pattern_fill(blocks[i], size, i);
+    }
+    for (size_t i = 0; i < LIVE; i++)
+        free(blocks[i]);
+    const char *log = capture_stderr_end();
+    CHECK_MSG(log[0] == 0, "a clean run reported: %.300s", log);
+}
+
+int main(void)
+{
+    if (!corealloc_active())
+        return 77;
+    const char *secure = getenv("COREALLOC_SECURE");
+    REQUIRE_MSG(secure && strcmp(secure, "1") == 0, "run with COREALLOC_SECURE=1");
+    test_overflow_by_one();
+    test_write_after_free();
+    test_bad_frees();
+    test_random_order();
+    test_guard_page();
+    test_clean_run();
+    return check_status();
+}
