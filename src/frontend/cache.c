@@ -104,6 +104,12 @@ unsigned cache_count(void **slab, unsigned cls)
     return top > home(slab, cls) ? top - home(slab, cls) : 0;
 }
 
+unsigned cache_surplus(void **slab, unsigned cls)
+{
+    uint32_t end = cache_hdr(slab, cls)->end, floor = home(slab, cls) + sc_info[cls].batch;
+    return end > floor ? end - floor : 0;
+}
+
 /* Bytes the slab's stacks may hold at their current capacities. */
 static size_t slab_bytes_room(void **slab)
 {

@@ -99,6 +99,8 @@ static inline bool cache_push(void **slab, unsigned cls, void *p)
 unsigned cache_growth(void **slab, unsigned cls);
 /* Objects of cls the slab holds (racy reads are fine for statistics). */
 unsigned cache_count(void **slab, unsigned cls);
+/* Slots the stack of cls could give up: its capacity past a batch. */
+unsigned cache_surplus(void **slab, unsigned cls);
 
 /* Slow paths of a single-owner slab holding about budget bytes at most:
  * on an empty stack, refill it from the central layer (growing its

@@ -15,6 +15,9 @@ static unsigned slab_count;
 struct id_counters {
     uint64_t misses_empty, misses_full;
     uint64_t grown_bytes; /* capacity added past a batch per class (drain lock) */
+    /* Empty misses per class since capacity last moved between classes
+     * (racy counts: a guide, not an account). */
+    uint16_t class_misses[SC_COUNT];
 } __attribute__((aligned(64)));
 static struct id_counters *counters;
 static lock_t drain_lock = LOCK_INIT;
@@ -85,26 +88,70 @@ static void count_miss(uint64_t *counter)
 
 /* A stack that runs empty grows by a batch, up to its limit and within
  * the CPU's growth budget: room for what this CPU allocates, not for what
- * it only frees (a consumer's frees would just be parked here). Growing
- * needs no fence (a section that read the old end just saw less room) but
- * must not race a drain, hence the lock; taken only if free, so no path
- * waits for it. */
-static bool may_grow(unsigned id, unsigned cls, unsigned *more)
+ * it only frees (a consumer's frees would just be parked here). With the
+ * budget spent, a class that keeps missing takes capacity from classes
+ * that have not missed since capacity last moved (their excess objects
+ * stay poppable; pushes wait until they are gone). Changing an end needs
+ * no fence (a section that read the old end saw one slot more or less, all
+ * within the stack's limit) but must not race a drain, hence the lock;
+ * taken only if free, so no path waits for it. */
+#define MISSES_TO_TAKE_CAPACITY 2
+
+/* Takes at least `bytes` of capacity from idle classes of id (drain lock
+ * held), largest surplus first; returns what it took. */
+static uint64_t take_capacity(unsigned id, unsigned cls, uint64_t bytes)
 {
-    *more = cache_growth(slab_of(id), cls);
-    return *more && counters[id].grown_bytes + (uint64_t)*more * sc_info[cls].size <= opt.cpu_cache_bytes;
+    void **slab = slab_of(id);
+    struct id_counters *c = &counters[id];
+    uint64_t taken = 0;
+    while (taken < bytes) {
+        unsigned victim = SC_COUNT;
+        uint64_t most = 0;
+        for (unsigned v = 0; v < SC_COUNT; v++) {
+            uint64_t surplus = (uint64_t)cache_surplus(slab, v) * sc_info[v].size;
+            if (v != cls && c->class_misses[v] == 0 && surplus > most) {
+                victim = v;
+                most = surplus;
+            }
+        }
+        if (victim == SC_COUNT)
+            break;
+        unsigned size = sc_info[victim].size, batch = sc_info[victim].batch;
+        unsigned objects = (unsigned)((bytes - taken + size - 1) / size);
+        objects = (objects + batch - 1) / batch * batch;
+        if (objects > cache_surplus(slab, victim))
+            objects = cache_surplus(slab, victim);
+        struct cache_hdr *h = cache_hdr(slab, victim);
+        __atomic_store_n(&h->end, h->end - objects, __ATOMIC_RELEASE);
+        taken += (uint64_t)objects * size;
+    }
+    for (unsigned v = 0; v < SC_COUNT; v++)
+        c->class_misses[v] /= 2;
+    return taken;
 }
 
 static void grow_capacity(unsigned id, unsigned cls)
 {
-    unsigned more;
+    void **slab = slab_of(id);
+    struct id_counters *c = &counters[id];
+    unsigned more = cache_growth(slab, cls);
+    uint64_t bytes = (uint64_t)more * sc_info[cls].size;
+    if (c->class_misses[cls] < UINT16_MAX)
+        c->class_misses[cls]++;
     /* Checked before the lock too: a stack at its limit, or a CPU at its
-     * budget, is the common case of a miss in a steady state. */
-    if (!opt_free_blocks_wait() || !may_grow(id, cls, &more) || !lock_try(&drain_lock))
+     * budget and no class missing often, is the common case of a miss in a
+     * steady state. */
+    bool within = c->grown_bytes + bytes <= opt.cpu_cache_bytes;
+    if (!opt_free_blocks_wait() || !more || (!within && c->class_misses[cls] < MISSES_TO_TAKE_CAPACITY) ||
+        !lock_try(&drain_lock))
         return;
-    if (may_grow(id, cls, &more)) {
-        struct cache_hdr *h = cache_hdr(slab_of(id), cls);
-        counters[id].grown_bytes += (uint64_t)more * sc_info[cls].size;
+    more = cache_growth(slab, cls);
+    bytes = (uint64_t)more * sc_info[cls].size;
+    if (more && c->grown_bytes + bytes > opt.cpu_cache_bytes)
+        c->grown_bytes -= take_capacity(id, cls, c->grown_bytes + bytes - opt.cpu_cache_bytes);
+    if (more && c->grown_bytes + bytes <= opt.cpu_cache_bytes) {
+        c->grown_bytes += bytes;
+        struct cache_hdr *h = cache_hdr(slab, cls);
         __atomic_store_n(&h->end, h->end + more, __ATOMIC_RELEASE);
     }
     lock_release(&drain_lock);
@@ -149,6 +196,14 @@ elsewhere: /* no stack here (or a drain stopped it) */
     central_free(cls, &p, 1);
 }
 
+/* A drained slab restarts at a batch a class (drain lock held). */
+static void forget_growth(unsigned id)
+{
+    counters[id].grown_bytes = 0;
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        counters[id].class_misses[c] = 0;
+}
+
 size_t cpucache_drain_all(void)
 {
     if (!cpucache_on())
@@ -160,7 +215,7 @@ size_t cpucache_drain_all(void)
     rseq_fence(-1); /* no section anywhere still uses the old bounds */
     for (unsigned id = 0; id < slab_count; id++) {
         bytes += cache_slab_take_stopped(slab_of(id));
-        counters[id].grown_bytes = 0;
+        forget_growth(id);
     }
     rseq_fence(-1); /* nor an old top */
     for (unsigned id = 0; id < slab_count; id++)
@@ -177,7 +232,7 @@ size_t cpucache_drain_id(unsigned id)
     cache_slab_stop(slab_of(id));
     rseq_fence((int)id);
     size_t bytes = cache_slab_take_stopped(slab_of(id));
-    counters[id].grown_bytes = 0;
+    forget_growth(id);
     rseq_fence((int)id);
     cache_slab_restart(slab_of(id));
     lock_release(&drain_lock);

@@ -1,0 +1,72 @@
+/* A CPU's cache budget moves to where allocation demand is: once one class
+ * has grown to the whole of COREALLOC_CPU_CACHE_BYTES and gone idle, a
+ * second class that keeps missing takes the capacity over, so its working
+ * set cycles through the cache without refills from the central layer.
+ * Pinned to one CPU, with the budget given on the command line (KiB) and
+ * the purger off (it would drain the idle cache and blur the picture). */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "memory.h"
+#include "probe.h"
+
+/* The central refills of the class of `size` bytes so far. */
+static long long refills_of(size_t size)
+{
+    size_t (*snprint)(char *, size_t, int) =
+        (size_t (*)(char *, size_t, int))corealloc_symbol("corealloc_stats_snprint");
+    static char buf[65536];
+    snprint(buf, sizeof buf, 1);
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "{\"size\":%zu,", size);
+    const char *at = strstr(buf, pattern);
+    REQUIRE_MSG(at, "no class of %zu bytes in the statistics", size);
+    at = strstr(at, "\"refills\":");
+    REQUIRE(at != NULL);
+    return strtoll(at + strlen("\"refills\":"), NULL, 10);
+}
+
+/* Rounds of allocating `count` blocks of `size`, then freeing them. */
+static void cycle(size_t size, unsigned count, unsigned rounds)
+{
+    static void *blocks[8192];
+    REQUIRE(count <= sizeof blocks / sizeof blocks[0]);
+    for (unsigned r = 0; r < rounds; r++) {
+        for (unsigned i = 0; i < count; i++)
+            REQUIRE((blocks[i] = malloc(size)) != NULL);
+        for (unsigned i = 0; i < count; i++)
+            free(blocks[i]);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (!corealloc_active() || stats_number("caches") == 0) {
+        puts("no per-CPU caches here: nothing to check");
+        return 77;
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+    size_t budget = (size_t)(argc > 1 ? atoi(argv[1]) : 256) << 10;
+    /* Three quarters of the budget in 64-byte blocks, then in 128-byte
+     * ones: either fits alone, not both. */
+    unsigned small = (unsigned)(budget * 3 / 4 / 64), large = (unsigned)(budget * 3 / 4 / 128);
+    cycle(64, small, 20);
+    long long settled = refills_of(64);
+    cycle(64, small, 5);
+    CHECK_MSG(refills_of(64) - settled <= 5, "64-byte blocks still refill: %lld", refills_of(64) - settled);
+    cycle(128, large, 40);
+    long long before = refills_of(128);
+    cycle(128, large, 5);
+    long long late = refills_of(128) - before;
+    printf("budget %zu KiB: 128-byte refills in the last 5 rounds of %u blocks: %lld\n", budget >> 10, large,
+           late);
+    CHECK_MSG(late <= 5, "the second class never got the idle class's capacity: %lld refills", late);
+    return check_status();
+}
