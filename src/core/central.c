@@ -19,6 +19,8 @@ struct central {
     uint32_t parked_limit; /* batches kept parked before some go back (see shed_batches) */
     uint64_t refills, spills;
     _Alignas(64) lock_t lock;
+    uint64_t cuts;    /* refills that took blocks from superblocks */
+    uint64_t returns; /* blocks given back to superblocks */
     struct superblock *partial; /* superblocks with free or uncut blocks */
     uint64_t superblocks;
     uint64_t blocks_out;
@@ -113,6 +115,7 @@ static void return_objects(struct central *ce, unsigned cls, void *const *objs, 
     unsigned returned = 0;
     for (unsigned i = 0; i < n; i++)
         returned += return_to_superblock(ce, objs[i]);
+    ce->returns += returned;
     counters_add_held(-(ptrdiff_t)(returned * sc_info[cls].size));
 }
 
@@ -169,6 +172,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
         }
     }
     ce->blocks_out += got;
+    ce->cuts++;
     lock_release(&ce->lock);
     counters_add_held((ptrdiff_t)(got * sc_info[cls].size));
     __atomic_fetch_add(&ce->refills, 1, __ATOMIC_RELAXED);
@@ -211,16 +215,16 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
     }
 }
 
-size_t central_trim_class(unsigned cls, bool drain_batches, uint64_t older_than_ns,
+size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_than_ns,
                           enum os_purge_kind kind)
 {
     struct central *ce = &classes[cls];
     lock_acquire(&ce->lock);
-    if (drain_batches) {
-        for (struct batch *b; (b = stack_pop(&ce->full));) {
-            __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
-            return_batch(ce, cls, b);
-        }
+    for (struct batch *b; batches_back && (b = stack_pop(&ce->full)); batches_back--) {
+        __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
+        return_batch(ce, cls, b);
+    }
+    if (batches_back == CENTRAL_ALL_BATCHES) {
         __atomic_store_n(&ce->parked_limit, base_limit(cls), __ATOMIC_RELAXED);
         ce->shed = false;
     }
@@ -244,7 +248,7 @@ size_t central_trim(void)
 {
     size_t released = 0;
     for (unsigned c = 0; c < SC_COUNT; c++)
-        released += central_trim_class(c, true, UINT64_MAX, OS_PURGE_DONTNEED) + central_purge_holes(c);
+        released += central_trim_class(c, CENTRAL_ALL_BATCHES, UINT64_MAX, OS_PURGE_DONTNEED) + central_purge_holes(c);
     /* Last: every class has emptied what it could into the shared pool. */
     return released + sb_purge_pool(UINT64_MAX, OS_PURGE_DONTNEED) + batchpool_release();
 }
@@ -264,10 +268,13 @@ bool central_holds(unsigned cls, const void *p)
     return false;
 }
 
-uint64_t central_activity(unsigned cls)
+void central_traffic(unsigned cls, struct central_traffic *out)
 {
-    return __atomic_load_n(&classes[cls].refills, __ATOMIC_RELAXED) +
-           __atomic_load_n(&classes[cls].spills, __ATOMIC_RELAXED);
+    struct central *ce = &classes[cls];
+    out->activity = __atomic_load_n(&ce->refills, __ATOMIC_RELAXED) + __atomic_load_n(&ce->spills, __ATOMIC_RELAXED);
+    out->cuts = __atomic_load_n(&ce->cuts, __ATOMIC_RELAXED);
+    out->returns = __atomic_load_n(&ce->returns, __ATOMIC_RELAXED);
+    out->parked = __atomic_load_n(&ce->batches, __ATOMIC_RELAXED);
 }
 
 void central_class_stats(unsigned cls, struct central_class_stats *out)

@@ -18,12 +18,15 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n);
 /* Takes back n objects of cls. Non-blocking when n is the class batch. */
 void central_free(unsigned cls, void *const *objs, unsigned n);
 /* Purges the class's empty superblocks emptied before older_than_ns, after
- * returning its central batches to their superblocks when drain_batches.
- * Returns bytes released. */
-size_t central_trim_class(unsigned cls, bool drain_batches, uint64_t older_than_ns,
+ * returning up to batches_back of its central batches to their superblocks
+ * (CENTRAL_ALL_BATCHES: all, and the parked limit starts over). Returns
+ * bytes released. */
+#define CENTRAL_ALL_BATCHES UINT32_MAX
+size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_than_ns,
                           enum os_purge_kind kind);
 /* Purges the pages of the class's partly used superblocks whose blocks are
- * all free. A scan of every such superblock: for idle classes. */
+ * all free. A scan of every such superblock: for classes that have not
+ * needed them for a while. */
 size_t central_purge_holes(unsigned cls);
 /* Every class drained, every empty superblock and every free page of a
  * partly used one purged (MADV_DONTNEED). */
@@ -31,8 +34,14 @@ size_t central_trim(void);
 /* Whether a batch parked on the class's stack holds p. Racy (the stack
  * changes under the walk), so a best guess, for telling double frees. */
 bool central_holds(unsigned cls, const void *p);
-/* Batch transfers of the class so far: unchanged means no traffic. */
-uint64_t central_activity(unsigned cls);
+/* The class's traffic so far, for the purger to judge what is unused. */
+struct central_traffic {
+    uint64_t activity; /* batch transfers: unchanged means no traffic */
+    uint64_t cuts;     /* refills that had to take blocks from superblocks */
+    uint64_t returns;  /* blocks given back to superblocks */
+    uint32_t parked;   /* batches parked now (approximate) */
+};
+void central_traffic(unsigned cls, struct central_traffic *out);
 
 struct central_class_stats {
     uint64_t superblocks;      /* superblocks currently formatted for the class */

@@ -26,10 +26,19 @@ struct watch {
 };
 static struct watch *ids; /* frontend_id_count() of them, from the thread's start */
 static unsigned id_count;
-static uint64_t class_activity[SC_COUNT], class_changed_ns[SC_COUNT];
-/* Per class, its traffic when its partly used superblocks were last
- * scanned for free pages: unchanged, a scan would find nothing new. */
-static uint64_t class_holes_scanned[SC_COUNT];
+/* Per class: its traffic when last seen and when that changed, and a
+ * window of about one delay over which parked batches and free pages are
+ * judged unused even while a trickle of traffic keeps the class from idling. */
+struct class_watch {
+    uint64_t activity, changed_ns;
+    uint64_t window_ns;     /* when the window began */
+    uint64_t cuts;          /* refills that cut from superblocks, at its start */
+    uint32_t low_water;     /* fewest batches seen parked in it */
+    uint64_t holes_scanned; /* blocks returned to superblocks at the last
+                               scan for free pages: unchanged, a scan would
+                               find nothing new */
+};
+static struct class_watch classes[SC_COUNT];
 
 __attribute__((constructor)) static void note_process_ready(void)
 {
@@ -56,9 +65,12 @@ static void purge_pass(uint64_t delay_ns)
 
     /* Classes are judged before caches are drained into them. */
     bool class_idle[SC_COUNT];
-    for (unsigned c = 0; c < SC_COUNT; c++)
-        class_idle[c] = unchanged_since(central_activity(c), &class_activity[c], &class_changed_ns[c], now) &&
-                        (hard || class_changed_ns[c] <= horizon);
+    struct central_traffic traffic;
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        central_traffic(c, &traffic);
+        class_idle[c] = unchanged_since(traffic.activity, &classes[c].activity, &classes[c].changed_ns, now) &&
+                        (hard || classes[c].changed_ns <= horizon);
+    }
 
     for (unsigned id = 0; id < id_count; id++) {
         uint64_t empty, full;
@@ -69,15 +81,29 @@ static void purge_pass(uint64_t delay_ns)
     }
 
     for (unsigned c = 0; c < SC_COUNT; c++) {
+        struct class_watch *w = &classes[c];
+        central_traffic(c, &traffic);
+        if (traffic.parked < w->low_water)
+            w->low_water = traffic.parked;
+        bool window_over = hard || now - w->window_ns >= delay_ns;
         /* An idle class's batches (and what idle caches just gave it) are
          * as old as the delay: back to their superblocks, and what empties
-         * is purged with no more wait. */
-        central_trim_class(c, class_idle[c], class_idle[c] ? now : horizon, kind);
-        /* Our own draining is not the program's traffic. */
-        class_activity[c] = central_activity(c);
-        if (class_idle[c] && class_holes_scanned[c] != class_activity[c]) {
+         * is purged with no more wait. A busy class gives back the batches
+         * that stayed parked all through the window, and its free pages
+         * if no refill needed blocks from superblocks in it. */
+        uint32_t back = class_idle[c] ? CENTRAL_ALL_BATCHES : window_over ? w->low_water : 0;
+        bool pages_unused = class_idle[c] || (window_over && traffic.cuts == w->cuts);
+        central_trim_class(c, back, class_idle[c] ? now : horizon, kind);
+        central_traffic(c, &traffic);
+        w->activity = traffic.activity; /* our own draining is not the program's traffic */
+        if (pages_unused && w->holes_scanned != traffic.returns) {
             central_purge_holes(c);
-            class_holes_scanned[c] = class_activity[c];
+            w->holes_scanned = traffic.returns;
+        }
+        if (window_over) {
+            w->window_ns = now;
+            w->cuts = traffic.cuts;
+            w->low_water = traffic.parked;
         }
     }
     sb_purge_pool(horizon, kind);
