@@ -30,13 +30,22 @@ namespace {
 // alignment 0: plain new, which needs no more than malloc gives. An explicit
 // alignment, even a small one, may exceed it (blocks of up to 8 bytes are
 // only 8-aligned).
+void *attempt(std::size_t size, std::size_t alignment)
+{
+    return alignment ? corealloc_aligned_alloc(alignment, size) : corealloc_malloc(size);
+}
+
+std::new_handler current_handler()
+{
+    return std::get_new_handler ? std::get_new_handler() : nullptr;
+}
+
 void *allocate(std::size_t size, std::size_t alignment)
 {
     for (;;) {
-        void *p = alignment ? corealloc_aligned_alloc(alignment, size) : corealloc_malloc(size);
-        if (p)
+        if (void *p = attempt(size, alignment))
             return p;
-        std::new_handler handler = std::get_new_handler ? std::get_new_handler() : nullptr;
+        std::new_handler handler = current_handler();
         if (handler) {
             handler();
             continue;
@@ -47,12 +56,22 @@ void *allocate(std::size_t size, std::size_t alignment)
     }
 }
 
+// No exception of ours: out of memory, the C++ runtime may have no memory
+// to throw one either, and then it ends the process (std::terminate) where
+// nullptr was due. Only a new_handler's own exception is caught.
 void *allocate_nothrow(std::size_t size, std::size_t alignment) noexcept
 {
-    try {
-        return allocate(size, alignment);
-    } catch (...) {
-        return nullptr;
+    for (;;) {
+        if (void *p = attempt(size, alignment))
+            return p;
+        std::new_handler handler = current_handler();
+        if (!handler)
+            return nullptr;
+        try {
+            handler();
+        } catch (...) {
+            return nullptr;
+        }
     }
 }
 

@@ -88,13 +88,14 @@ static void bin_remove(struct span *s)
 }
 
 /* Gives the resident pages of free span s (out of its bin) back to the OS;
- * with OS_PURGE_DONTNEED, the lazily freed ones too. Returns bytes. */
+ * with OS_PURGE_DONTNEED, the lazily freed ones too. Returns bytes. When
+ * the OS refuses, the span stays as it was: resident, and dirty (calloc
+ * must not take its old contents for zeros). */
 static size_t purge_span(struct span *s, enum os_purge_kind kind)
 {
     size_t released = s->resident + (kind == OS_PURGE_DONTNEED ? s->lazy : 0);
-    if (!released)
+    if (!released || !os_purge((void *)s->start, span_bytes(s), kind))
         return 0;
-    os_purge((void *)s->start, span_bytes(s), kind);
     /* Only the first and last pages of a free span are looked up. */
     if (s->pages > 2)
         pagemap_forget_range(s->start + OS_PAGE_SIZE, span_bytes(s) - 2 * OS_PAGE_SIZE);

@@ -9,6 +9,10 @@
 
 #define MIB ((size_t)1 << 20)
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Resident set size of this process, in bytes. */
 size_t rss_bytes(void);
 /* The transparent huge page advice of the mapping holding addr, from the
@@ -34,5 +38,9 @@ size_t churn_through(size_t total, unsigned threads, bool small, bool large);
 /* Allocates per_size blocks of each of the count sizes, all live at once,
  * then frees them all: what caches keep of them is the front end's choice. */
 void allocate_then_free(const size_t *sizes, unsigned count, unsigned per_size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
