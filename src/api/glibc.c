@@ -7,6 +7,7 @@
 #include "api/alloc.h"
 #include "api/init.h"
 #include "api/report.h"
+#include "core/large.h"
 #include "core/superblock.h"
 #include "platform/options.h"
 
@@ -98,9 +99,11 @@ EXPORT int mallopt(int param, int value)
         sb_set_retain_limit(opt.retain_bytes);
         return 1;
     case M_MMAP_THRESHOLD:
+        /* glibc maps such blocks on their own: moved by mremap, unmapped when freed. */
         if (value <= 0)
             return 0;
         opt.huge_threshold = (size_t)value;
+        large_set_release_threshold((size_t)value);
         return 1;
     default:
         return 0;

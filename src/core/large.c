@@ -13,28 +13,48 @@
 #include "platform/os.h"
 
 #define EXACT_BINS 256 /* free spans of 1..256 pages have a list each */
-#define BIN_COUNT (EXACT_BINS + 40)
+#define SUB_BINS 8     /* above, 8 bins per power of two, 12.5% apart */
+#define BIN_COUNT (EXACT_BINS + (48 - 8) * SUB_BINS)
 #define GROW_MIN ((size_t)4 << 20)
 
 struct span {
     struct span *next, *prev; /* free bin list */
+    struct span *older, *newer; /* age list, while free and resident */
     uintptr_t start;
     size_t pages;
-    /* Of a free span. dirty: bytes that may not read as zero, an upper bound
-     * (where in a span they lie is not known, so a split gives each part as
-     * many as it can hold). resident and lazy: bytes counted resident, and
-     * bytes freed with MADV_FREE; split so the parts sum to the whole, as
-     * the footprint accounting needs. */
+    /* Of a free span. resident: all of it or none, since only spans alike
+     * merge (a block carved from a merged span must not land on purged
+     * pages while resident ones idle). dirty: bytes that may not read as
+     * zero, an upper bound (where in a span they lie is not known, so a
+     * split gives each part as many as it can hold). lazy: bytes freed
+     * with MADV_FREE; split so the parts sum to the whole, as the footprint
+     * accounting needs. */
     size_t dirty, resident, lazy;
-    uint64_t freed_ns;
+    uint64_t freed_ns; /* when it last entered the heap (freed, merged or cut) */
     uint8_t in_use;
     uint8_t huge_pages; /* in use, with transparent huge pages asked for */
     uint8_t in_bin; /* free and findable: the only spans a neighbour may merge with */
 };
 
+/* Free spans by size: the resident ones, tried first, and the ones given
+ * back to the OS (or never touched). */
+struct bins {
+    struct span *list[BIN_COUNT];
+    uint64_t nonempty[(BIN_COUNT + 63) / 64];
+};
+
 static lock_t heap_lock = LOCK_INIT;
-static struct span *bins[BIN_COUNT];
-static uint64_t nonempty[(BIN_COUNT + 63) / 64];
+static struct bins resident_bins, released_bins;
+/* The resident free spans in the order they entered the heap: the decay
+ * and the budget purge from the old end. */
+static struct span *oldest, *newest;
+/* The most bytes in use during the current window (a purge delay long,
+ * from window_start_ns) and the one before: what the program needed
+ * lately, which bounds the free memory kept for it (free_budget). */
+static size_t peak_in_use[2];
+static uint64_t window_start_ns;
+/* Blocks this large go back to the OS as they are freed (mallopt). */
+static size_t release_threshold = SIZE_MAX;
 static struct large_stats st;
 
 void large_init(void)
@@ -46,45 +66,91 @@ static unsigned bin_of(size_t pages)
 {
     if (pages <= EXACT_BINS)
         return (unsigned)pages - 1;
-    unsigned b = EXACT_BINS + (63u - (unsigned)__builtin_clzl(pages)) - 8;
+    unsigned log = 63u - (unsigned)__builtin_clzl(pages);
+    unsigned sub = (unsigned)(pages >> (log - 3)) & (SUB_BINS - 1);
+    unsigned b = EXACT_BINS + (log - 8) * SUB_BINS + sub;
     return b < BIN_COUNT ? b : BIN_COUNT - 1;
 }
 
 static size_t span_bytes(const struct span *s) { return s->pages << OS_PAGE_SHIFT; }
 static uintptr_t span_end(const struct span *s) { return s->start + span_bytes(s); }
+static struct bins *bins_of(const struct span *s) { return s->resident ? &resident_bins : &released_bins; }
 
+static void age_link(struct span *s)
+{
+    s->older = newest;
+    s->newer = NULL;
+    if (newest)
+        newest->newer = s;
+    else
+        oldest = s;
+    newest = s;
+}
+
+static void age_unlink(struct span *s)
+{
+    if (s->older)
+        s->older->newer = s->newer;
+    else
+        oldest = s->newer;
+    if (s->newer)
+        s->newer->older = s->older;
+    else
+        newest = s->older;
+}
+
+/* Adds (or takes away) free span s's bytes to the heap's totals. */
+static void count_free(const struct span *s, bool add)
+{
+    size_t released = span_bytes(s) - s->resident - s->lazy;
+    if (add) {
+        st.bytes_free_resident += s->resident;
+        st.bytes_free_lazy += s->lazy;
+        st.bytes_free_released += released;
+    } else {
+        st.bytes_free_resident -= s->resident;
+        st.bytes_free_lazy -= s->lazy;
+        st.bytes_free_released -= released;
+    }
+}
+
+/* Makes free span s findable; its clock starts now. */
 static void bin_insert(struct span *s)
 {
     CA_ASSERT(!s->in_use && !s->in_bin && s->pages > 0);
+    CA_ASSERT(s->resident == 0 || s->resident == span_bytes(s));
+    struct bins *bins = bins_of(s);
     unsigned b = bin_of(s->pages);
     s->prev = NULL;
-    s->next = bins[b];
-    if (bins[b])
-        bins[b]->prev = s;
-    bins[b] = s;
-    nonempty[b / 64] |= (uint64_t)1 << (b % 64);
+    s->next = bins->list[b];
+    if (bins->list[b])
+        bins->list[b]->prev = s;
+    bins->list[b] = s;
+    bins->nonempty[b / 64] |= (uint64_t)1 << (b % 64);
     s->in_bin = 1;
-    st.bytes_free_resident += s->resident;
-    st.bytes_free_lazy += s->lazy;
-    st.bytes_free_released += span_bytes(s) - s->resident - s->lazy;
+    s->freed_ns = os_monotonic_ns();
+    if (s->resident)
+        age_link(s);
+    count_free(s, true);
 }
 
 static void bin_remove(struct span *s)
 {
     CA_ASSERT(s->in_bin);
+    struct bins *bins = bins_of(s);
     unsigned b = bin_of(s->pages);
     if (s->prev)
         s->prev->next = s->next;
     else
-        bins[b] = s->next;
+        bins->list[b] = s->next;
     if (s->next)
         s->next->prev = s->prev;
-    if (!bins[b])
-        nonempty[b / 64] &= ~((uint64_t)1 << (b % 64));
+    if (!bins->list[b])
+        bins->nonempty[b / 64] &= ~((uint64_t)1 << (b % 64));
     s->in_bin = 0;
-    st.bytes_free_resident -= s->resident;
-    st.bytes_free_lazy -= s->lazy;
-    st.bytes_free_released -= span_bytes(s) - s->resident - s->lazy;
+    if (s->resident)
+        age_unlink(s);
+    count_free(s, false);
 }
 
 /* Gives the resident pages of free span s (out of its bin) back to the OS;
@@ -113,6 +179,53 @@ static size_t purge_span(struct span *s, enum os_purge_kind kind)
     return released;
 }
 
+/* A new window for the recent peak once the current one is a delay old. */
+static void roll_peak_window(void)
+{
+    uint64_t now = os_monotonic_ns();
+    if (now - window_start_ns < (uint64_t)opt.purge_delay_ms * 1000000u)
+        return;
+    peak_in_use[1] = peak_in_use[0];
+    peak_in_use[0] = st.bytes_in_use;
+    window_start_ns = now;
+}
+
+/* Free resident bytes the heap may keep now: RETAIN_BYTES, plus the most
+ * the program had in use lately (best fit over blocks of mixed sizes needs
+ * free room of the order of the live bytes: see docs/design.md); nothing
+ * when memory must go back at once. Without a purge delay there is no
+ * "lately": RETAIN_BYTES alone. */
+static size_t free_budget(void)
+{
+    if (footprint_purge_at_once())
+        return 0;
+    if (opt.purge_delay_ms < 0)
+        return opt.retain_bytes;
+    roll_peak_window();
+    size_t peak = peak_in_use[0] > peak_in_use[1] ? peak_in_use[0] : peak_in_use[1];
+    return peak < SIZE_MAX - opt.retain_bytes ? opt.retain_bytes + peak : SIZE_MAX;
+}
+
+static size_t purge_free(struct span *s, enum os_purge_kind kind);
+
+/* Purges the oldest free spans until the free resident bytes fit the
+ * budget. Returns bytes. */
+static size_t keep_within_budget(void)
+{
+    size_t budget = free_budget(), released = 0;
+    while (st.bytes_free_resident > budget && oldest)
+        released += purge_free(oldest, opt_purge_kind());
+    return released;
+}
+
+static void count_in_use(ptrdiff_t bytes)
+{
+    st.bytes_in_use += (size_t)bytes; /* modular: shrinking subtracts */
+    if (st.bytes_in_use > peak_in_use[0])
+        peak_in_use[0] = st.bytes_in_use;
+    counters_add_held(bytes);
+}
+
 /* Shares the accounting of a free span between front (already cut to its
  * size) and rest, both out of the bin. */
 static void split_accounting(struct span *front, struct span *rest)
@@ -125,7 +238,6 @@ static void split_accounting(struct span *front, struct span *rest)
     rest->dirty = front->dirty < span_bytes(rest) ? front->dirty : span_bytes(rest);
     if (front->dirty > span_bytes(front))
         front->dirty = span_bytes(front);
-    rest->freed_ns = front->freed_ns;
 }
 
 /* Free spans are findable by their first and last pages (for coalescing);
@@ -155,24 +267,30 @@ static struct span *new_span(uintptr_t start, size_t pages)
     return s;
 }
 
-/* Frees s into the heap, merging with free neighbours. Heap lock held. */
+/* Whether free neighbours a and b may become one span: both resident or
+ * both not. */
+static bool alike(const struct span *a, const struct span *b)
+{
+    return a->in_bin && (a->resident == 0) == (b->resident == 0);
+}
+
+/* Frees s into the heap, merging with free neighbours alike. Heap lock
+ * held; the caller keeps the heap within its budget afterwards. */
 static void release(struct span *s)
 {
     s->in_use = 0;
-    s->freed_ns = os_monotonic_ns();
     struct span *before = s->start ? span_at(s->start - 1) : NULL;
-    if (before && before->in_bin && span_end(before) == s->start) {
+    if (before && alike(before, s) && span_end(before) == s->start) {
         bin_remove(before);
         before->pages += s->pages;
         before->dirty += s->dirty;
         before->resident += s->resident;
         before->lazy += s->lazy;
-        before->freed_ns = s->freed_ns;
         meta_free(s, sizeof *s);
         s = before;
     }
     struct span *after = span_at(span_end(s));
-    if (after && after->in_bin && after->start == span_end(s)) {
+    if (after && alike(after, s) && after->start == span_end(s)) {
         bin_remove(after);
         s->pages += after->pages;
         s->dirty += after->dirty;
@@ -180,13 +298,18 @@ static void release(struct span *s)
         s->lazy += after->lazy;
         meta_free(after, sizeof *after);
     }
-    /* Huge blocks, anything past the retained budget, and everything when
-     * there is no delay (or the limits are near) go back now. */
-    if (s->resident && (span_bytes(s) >= opt.huge_threshold ||
-                        st.bytes_free_resident + s->resident > opt.retain_bytes || footprint_purge_at_once()))
-        purge_span(s, opt_purge_kind());
     map_span(s); /* boundary entries of a free span cannot fail: pages were mapped */
     bin_insert(s);
+}
+
+/* Gives free span s back to the OS; it joins its released neighbours.
+ * Returns bytes. */
+static size_t purge_free(struct span *s, enum os_purge_kind kind)
+{
+    bin_remove(s);
+    size_t released = purge_span(s, kind);
+    release(s);
+    return released;
 }
 
 /* Huge pages were asked for a block: undo it on the range leaving it. */
@@ -208,39 +331,69 @@ static bool make_resident(struct span *s)
     return true;
 }
 
-/* Splits pages off the front of free span s (already out of its bin) and
- * returns the front part; the rest goes back to the heap. */
+/* Cuts pages off the front of free span s (already out of its bin) and
+ * returns the front part; the rest goes back to the heap. Without a
+ * descriptor for the rest, s stays whole: a block larger than asked. */
 static struct span *split_front(struct span *s, size_t pages)
 {
     if (s->pages == pages)
         return s;
     struct span *rest = new_span(s->start + (pages << OS_PAGE_SHIFT), s->pages - pages);
     if (!rest)
-        return NULL;
+        return s;
     s->pages = pages;
     split_accounting(s, rest);
-    rest->in_use = 0;
     map_span(rest);
     bin_insert(rest);
     return s;
 }
 
+/* The smallest span of list with at least pages, lowest address first
+ * among equals. */
+static struct span *smallest_fit(struct span *list, size_t pages)
+{
+    struct span *best = NULL;
+    for (struct span *s = list; s; s = s->next)
+        if (s->pages >= pages &&
+            (!best || s->pages < best->pages || (s->pages == best->pages && s->start < best->start)))
+            best = s;
+    return best;
+}
+
+static unsigned next_nonempty_bin(const struct bins *bins, unsigned b)
+{
+    while (b < BIN_COUNT) {
+        uint64_t word = bins->nonempty[b / 64] >> (b % 64);
+        if (word)
+            return b + (unsigned)__builtin_ctzl(word);
+        b = (b / 64 + 1) * 64;
+    }
+    return BIN_COUNT;
+}
+
+/* Best fit: the smallest span of bins that holds pages. An exact bin holds
+ * one size, so its first span is as good as any; a larger bin is searched. */
+static struct span *best_fit(const struct bins *bins, size_t pages)
+{
+    unsigned b = bin_of(pages);
+    if (b >= EXACT_BINS) { /* its own bin has spans a little smaller too */
+        struct span *s = smallest_fit(bins->list[b], pages);
+        if (s)
+            return s;
+        b++;
+    }
+    b = next_nonempty_bin(bins, b);
+    if (b >= BIN_COUNT)
+        return NULL;
+    return b < EXACT_BINS ? bins->list[b] : smallest_fit(bins->list[b], pages);
+}
+
+/* Resident memory first: reusing it costs no page fault, and what is left
+ * unused goes back on the decay anyway. */
 static struct span *find_free(size_t pages)
 {
-    for (unsigned b = bin_of(pages); b < BIN_COUNT; b++) {
-        uint64_t word = nonempty[b / 64] >> (b % 64);
-        if (!word) {
-            b = (b / 64 + 1) * 64 - 1;
-            continue;
-        }
-        b += (unsigned)__builtin_ctzl(word);
-        if (b >= BIN_COUNT)
-            break;
-        for (struct span *s = bins[b]; s; s = s->next)
-            if (s->pages >= pages)
-                return s;
-    }
-    return NULL;
+    struct span *s = best_fit(&resident_bins, pages);
+    return s ? s : best_fit(&released_bins, pages);
 }
 
 /* New address space for the heap, as one free span. Heap lock held. */
@@ -277,6 +430,37 @@ static struct span *take(size_t pages)
     return split_front(s, pages);
 }
 
+/* A free span of pages at an alignment of align_pages, out of the heap. */
+static struct span *take_aligned(size_t pages, size_t align_pages)
+{
+    struct span *s = take(pages + align_pages - 1);
+    if (!s || align_pages == 1)
+        return s;
+    size_t align = align_pages << OS_PAGE_SHIFT;
+    uintptr_t aligned = (s->start + align - 1) & ~(uintptr_t)(align - 1);
+    size_t lead = (aligned - s->start) >> OS_PAGE_SHIFT;
+    if (lead) {
+        struct span *body = new_span(aligned, s->pages - lead);
+        if (!body) {
+            release(s);
+            return NULL;
+        }
+        s->pages = lead;
+        split_accounting(s, body);
+        release(s);
+        s = body;
+    }
+    if (s->pages > pages) {
+        struct span *tail = new_span(s->start + (pages << OS_PAGE_SHIFT), s->pages - pages);
+        if (tail) {
+            s->pages = pages;
+            split_accounting(s, tail);
+            release(tail);
+        }
+    }
+    return s;
+}
+
 void *large_alloc(size_t size, size_t align, bool *zeroed)
 {
     if (size > ((size_t)1 << 46) || align > ((size_t)1 << 40))
@@ -284,31 +468,7 @@ void *large_alloc(size_t size, size_t align, bool *zeroed)
     size_t pages = size ? (size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT : 1;
     size_t align_pages = align > OS_PAGE_SIZE ? align >> OS_PAGE_SHIFT : 1;
     lock_acquire(&heap_lock);
-    struct span *s = take(pages + align_pages - 1);
-    if (s && align_pages > 1) {
-        uintptr_t aligned = (s->start + align - 1) & ~(uintptr_t)(align - 1);
-        size_t lead = (aligned - s->start) >> OS_PAGE_SHIFT;
-        if (lead) {
-            struct span *body = new_span(aligned, s->pages - lead);
-            if (!body) {
-                release(s);
-                lock_release(&heap_lock);
-                return NULL;
-            }
-            s->pages = lead;
-            split_accounting(s, body);
-            release(s);
-            s = body;
-        }
-        if (s->pages > pages) {
-            struct span *tail = new_span(s->start + (pages << OS_PAGE_SHIFT), s->pages - pages);
-            if (tail) {
-                s->pages = pages;
-                split_accounting(s, tail);
-                release(tail);
-            }
-        }
-    }
+    struct span *s = take_aligned(pages, align_pages);
     if (s && !make_resident(s)) {
         release(s);
         s = NULL;
@@ -318,19 +478,20 @@ void *large_alloc(size_t size, size_t align, bool *zeroed)
             s->dirty = span_bytes(s);
             release(s);
         }
+        keep_within_budget();
         lock_release(&heap_lock);
         return NULL;
     }
     *zeroed = s->dirty == 0;
     s->dirty = 0;
     st.spans_in_use++;
-    st.bytes_in_use += span_bytes(s);
+    count_in_use((ptrdiff_t)span_bytes(s));
     if (span_bytes(s) >= opt.huge_threshold && opt.thp == THP_LARGE) {
         s->huge_pages = 1;
         os_advise_huge_pages((void *)s->start, span_bytes(s), true);
     }
+    keep_within_budget();
     lock_release(&heap_lock);
-    counters_add_held((ptrdiff_t)span_bytes(s));
     return (void *)s->start;
 }
 
@@ -350,10 +511,13 @@ void large_free(struct span *s)
     drop_huge_pages(s, s->start, span_bytes(s));
     s->huge_pages = 0;
     st.spans_in_use--;
-    st.bytes_in_use -= span_bytes(s);
-    counters_add_held(-(ptrdiff_t)span_bytes(s));
-    s->dirty = span_bytes(s);
+    count_in_use(-(ptrdiff_t)span_bytes(s));
+    /* All of a block in use is resident (resize does not keep count). */
+    s->resident = s->dirty = span_bytes(s);
+    if (span_bytes(s) >= release_threshold)
+        purge_span(s, opt_purge_kind());
     release(s);
+    keep_within_budget();
     lock_release(&heap_lock);
 }
 
@@ -384,10 +548,6 @@ static bool grow_in_place(struct span *s, size_t pages)
     }
     bin_remove(after);
     struct span *front = split_front(after, pages - s->pages);
-    if (!front) {
-        release(after);
-        return false;
-    }
     if (!make_resident(front)) {
         release(front);
         return false;
@@ -398,7 +558,7 @@ static bool grow_in_place(struct span *s, size_t pages)
 }
 
 /* Gives the pages of s past keep_pages back to the heap. Heap lock held. */
-static void shrink_to(struct span *s, size_t keep_pages, bool tail_dirty)
+static void shrink_to(struct span *s, size_t keep_pages)
 {
     if (keep_pages >= s->pages)
         return;
@@ -406,13 +566,14 @@ static void shrink_to(struct span *s, size_t keep_pages, bool tail_dirty)
     if (!tail)
         return; /* the block simply stays larger than asked */
     drop_huge_pages(s, tail->start, span_bytes(tail));
-    tail->dirty = tail_dirty ? span_bytes(tail) : 0;
+    tail->dirty = span_bytes(tail);
     tail->resident = span_bytes(tail);
     s->pages = keep_pages;
     release(tail);
 }
 
-/* Moves the block's pages to a new span without copying. Heap lock held. */
+/* Moves the block's pages to a new span without copying; the pages the new
+ * span held where they land go back to the OS. Heap lock held. */
 static struct span *move_pages(struct span *s, size_t pages)
 {
     struct span *dest = take(pages);
@@ -424,6 +585,8 @@ static struct span *move_pages(struct span *s, size_t pages)
     }
     dest->in_use = 1;
     if (!map_span(dest) || !os_move_pages((void *)s->start, (void *)dest->start, span_bytes(s))) {
+        dest->in_use = 0;
+        dest->dirty = span_bytes(dest);
         release(dest);
         return NULL;
     }
@@ -450,24 +613,23 @@ void *large_resize(struct span *s, size_t size)
     struct span *result = NULL;
     lock_acquire(&heap_lock);
     if (pages <= s->pages) {
-        shrink_to(s, pages, true);
+        shrink_to(s, pages);
         result = s;
     } else if (grow_in_place(s, pages)) {
         if (map_span(s)) {
             st.in_place_grows++;
             result = s;
         } else {
-            shrink_to(s, old_pages, false);
+            shrink_to(s, old_pages);
         }
     } else if (size >= opt.huge_threshold) {
         result = move_pages(s, pages);
         if (result)
             st.mremap_moves++;
     }
-    if (result) {
-        st.bytes_in_use += span_bytes(result) - old_bytes; /* modular: shrinking subtracts */
-        counters_add_held((ptrdiff_t)span_bytes(result) - (ptrdiff_t)old_bytes);
-    }
+    if (result)
+        count_in_use((ptrdiff_t)span_bytes(result) - (ptrdiff_t)old_bytes);
+    keep_within_budget();
     lock_release(&heap_lock);
     return result ? (void *)result->start : NULL;
 }
@@ -476,19 +638,28 @@ size_t large_trim(uint64_t older_than_ns, enum os_purge_kind kind)
 {
     size_t released = 0;
     lock_acquire(&heap_lock);
-    for (unsigned b = 0; b < BIN_COUNT; b++)
-        for (struct span *s = bins[b]; s; s = s->next) {
-            if (s->freed_ns > older_than_ns)
-                continue;
-            /* Purging in the bin: keep the bin totals in step. */
-            size_t resident = s->resident, lazy = s->lazy;
-            released += purge_span(s, kind);
-            st.bytes_free_resident -= resident - s->resident;
-            st.bytes_free_lazy += s->lazy - lazy; /* modular */
-            st.bytes_free_released += (resident + lazy) - (s->resident + s->lazy);
-        }
+    while (oldest && oldest->freed_ns <= older_than_ns)
+        released += purge_free(oldest, kind);
+    /* Spans freed lazily are released already, as far as the decay is
+     * concerned; a final purge makes it so for the kernel too. */
+    for (unsigned b = 0; kind == OS_PURGE_DONTNEED && st.bytes_free_lazy && b < BIN_COUNT; b++)
+        for (struct span *s = released_bins.list[b]; s;)
+            if (s->lazy) {
+                released += purge_free(s, kind);
+                s = released_bins.list[b]; /* the bin changed: from its start again */
+            } else {
+                s = s->next;
+            }
+    released += keep_within_budget();
     lock_release(&heap_lock);
     return released;
+}
+
+void large_set_release_threshold(size_t bytes)
+{
+    lock_acquire(&heap_lock);
+    release_threshold = bytes;
+    lock_release(&heap_lock);
 }
 
 void large_stats(struct large_stats *out)

@@ -1,7 +1,9 @@
-/* Large and huge blocks: page-granular spans from a page heap with
- * coalescing, in the region's large zone (or in mappings of their own
- * without it). Every page of a block in use maps to its span, so the start
- * and size of the block holding any interior pointer are O(1). */
+/* Large and huge blocks: page-granular spans from a page heap with best
+ * fit and coalescing, in the region's large zone (or in mappings of their
+ * own without it). Every page of a block in use maps to its span, so the
+ * start and size of the block holding any interior pointer are O(1). Freed
+ * blocks stay resident for reuse until they have been free a purge delay,
+ * within a budget: RETAIN_BYTES plus the most the program had in use lately. */
 #ifndef COREALLOC_LARGE_H
 #define COREALLOC_LARGE_H
 
@@ -21,14 +23,19 @@ void *large_alloc(size_t size, size_t align, bool *zeroed);
 struct span *large_span_of(uintptr_t addr);
 uintptr_t large_span_start(const struct span *s);
 size_t large_span_size(const struct span *s);
+/* Frees the block: it stays resident for reuse, within the budget. */
 void large_free(struct span *s);
 /* Resizes in place (shrink, or grow into free space behind it) or, for
  * blocks past the huge threshold, moves the pages with mremap. Returns the
  * block's address, or NULL when the caller has to allocate and copy. */
 void *large_resize(struct span *s, size_t size);
-/* Gives free spans freed before older_than_ns back to the OS (with
- * OS_PURGE_DONTNEED, lazily freed ones too). Returns bytes. */
+/* Gives free spans unchanged since before older_than_ns back to the OS
+ * (with OS_PURGE_DONTNEED, lazily freed ones too), and whatever the budget
+ * no longer allows. Returns bytes. */
 size_t large_trim(uint64_t older_than_ns, enum os_purge_kind kind);
+/* Blocks of at least bytes go back to the OS as they are freed, as glibc
+ * unmaps the blocks it mapped past M_MMAP_THRESHOLD; none by default. */
+void large_set_release_threshold(size_t bytes);
 
 struct large_stats {
     uint64_t spans_in_use, bytes_in_use;

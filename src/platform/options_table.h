@@ -31,12 +31,15 @@
     OPTION(FRONTEND, frontend, CHOICE, "auto", "auto|rseq|thread",                                \
            "`auto`/`rseq`: per-CPU caches where the kernel has rseq; `thread`: per-thread caches") \
     OPTION(RETAIN_BYTES, retain_bytes, SIZE, "32M", "",                                           \
-           "empty memory kept for reuse before it is returned to the OS")                         \
+           "empty memory kept for reuse before it is returned to the OS: empty superblocks "      \
+           "up to this; free large blocks up to this plus the most large blocks held during "     \
+           "the last one to two purge delays (this alone with `PURGE_DELAY_MS=-1`)")              \
     OPTION(PURGE, purge, CHOICE, "dontneed", "dontneed|free",                                     \
            "how memory goes back: `dontneed` (RSS drops at once) or `free` (`MADV_FREE`)")        \
     OPTION(HUGE_THRESHOLD, huge_threshold, SIZE, "16M", "",                                       \
-           "blocks this large go back to the OS when freed and move with `mremap` when "          \
-           "`realloc` grows them")                                                                \
+           "blocks this large move with `mremap` when `realloc` grows them; freed, they are "     \
+           "kept for reuse as other large blocks are (`mallopt(M_MMAP_THRESHOLD)` sets this "     \
+           "and sends blocks past it back to the OS as they are freed, as glibc does)")           \
     OPTION(PURGE_DELAY_MS, purge_delay_ms, MS, "1000", "",                                        \
            "free memory unused this long goes back to the OS, by a background thread, also "      \
            "while the program sleeps: empty superblocks, free spans, and the contents of caches " \
