@@ -59,16 +59,26 @@ static void *large_malloc(size_t size, size_t alignment, bool *zeroed)
     return p;
 }
 
-/* Secure mode's blocks: a small one has room for the trailer, in a class
- * whose blocks are aligned as asked, its fill checked and its size sealed. */
-static void *secure_small_alloc(size_t size, size_t alignment)
+/* Secure mode's blocks: each has room for the trailer; a small one comes
+ * from a class whose blocks are aligned as asked, its fill checked; a
+ * large one ends at a guard page (large.c). Either is sealed. */
+static void *secure_alloc(size_t size, size_t alignment, bool *zeroed)
 {
-    size_t need = size > SMALL_MAX ? size : secure_block_bytes(size);
-    if (need < alignment)
-        need = alignment;
-    if (need > SMALL_MAX)
-        return large_malloc(size, alignment > OS_PAGE_SIZE ? alignment : OS_PAGE_SIZE, NULL);
-    unsigned cls = sc_of(need);
+    if (zeroed)
+        *zeroed = false;
+    if (size > PTRDIFF_MAX) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t need = secure_block_bytes(size);
+    size_t class_size = need > alignment ? need : alignment; /* the alignment only picks a class */
+    if (class_size > SMALL_MAX) {
+        void *p = large_malloc(need, alignment > OS_PAGE_SIZE ? alignment : OS_PAGE_SIZE, zeroed);
+        if (p)
+            secure_seal(p, large_span_size(large_span_of((uintptr_t)p)), size);
+        return p;
+    }
+    unsigned cls = sc_of(class_size);
     while (sc_info[cls].size % alignment)
         cls++;
     void *p = small_alloc(cls);
@@ -81,7 +91,7 @@ void *alloc_malloc_slow(size_t size)
 {
     init_ensure();
     if (opt.secure)
-        return secure_small_alloc(size, SC_MIN_SIZE);
+        return secure_alloc(size, SC_MIN_SIZE, NULL);
     if (size <= SMALL_MAX)
         return small_alloc(sc_of(size));
     return large_malloc(size, OS_PAGE_SIZE, NULL);
@@ -122,8 +132,8 @@ static struct location locate(uintptr_t addr)
  * asked for (a byte more is an overflow). */
 static size_t usable_size(struct location loc)
 {
-    if (opt.secure && loc.start && !loc.span)
-        return secure_requested_size((void *)loc.start, loc.cls);
+    if (opt.secure && loc.start)
+        return secure_requested_size((void *)loc.start, loc.size);
     return loc.size;
 }
 
@@ -134,9 +144,11 @@ static void free_elsewhere(void *p, const char *call)
         diag_invalid_pointer(call, p, "not allocated by corealloc");
     else if (loc.start != (uintptr_t)p)
         diag_invalid_pointer(call, p, "not the start of a block");
-    else if (loc.span)
+    else if (loc.span) {
+        if (opt.secure)
+            secure_check_seal(p, loc.size, call);
         large_free(loc.span);
-    else
+    } else
         alloc_free_checked(p, loc.cls, call);
 }
 
@@ -173,7 +185,7 @@ void *alloc_calloc(size_t count, size_t size)
     }
     init_ensure();
     bool zeroed;
-    void *p = large_malloc(total, OS_PAGE_SIZE, &zeroed);
+    void *p = opt.secure ? secure_alloc(total, SC_MIN_SIZE, &zeroed) : large_malloc(total, OS_PAGE_SIZE, &zeroed);
     if (p && !zeroed)
         memset(p, 0, total);
     return p;
@@ -206,12 +218,13 @@ void *alloc_realloc(void *p, size_t size)
         errno = EINVAL;
         return NULL;
     }
-    if (!loc.span) {
-        /* Shrinking a little is not worth a copy (in secure mode, a move
-         * seals the new size). */
-        if (size <= old && size >= old / 2 && !opt.secure)
+    /* In secure mode every resize moves: the new block is sealed for the
+     * new size, a large one with its guard page after it. */
+    if (!opt.secure && !loc.span) {
+        /* Shrinking a little is not worth a copy. */
+        if (size <= old && size >= old / 2)
             return p;
-    } else if (size > SMALL_MAX) {
+    } else if (!opt.secure && size > SMALL_MAX) {
         void *q = large_resize(loc.span, size);
         purger_kick();
         if (q)
@@ -230,12 +243,12 @@ void *alloc_aligned(size_t alignment, size_t size)
     if (alignment <= SC_MIN_SIZE || (alignment <= SC_ALIGN && size > SC_MIN_SIZE))
         return alloc_malloc(size);
     init_ensure();
+    if (opt.secure)
+        return secure_alloc(size, alignment, NULL);
     size_t need = size > alignment ? size : alignment;
     if (need <= SMALL_MAX) {
         /* A class whose size is a multiple of the alignment has every block
          * aligned, since superblocks are; a power-of-two class always is. */
-        if (opt.secure)
-            return secure_small_alloc(size, alignment);
         unsigned cls = sc_of(need);
         while (sc_info[cls].size % alignment)
             cls++;

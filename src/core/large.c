@@ -34,6 +34,7 @@ struct span {
     uint8_t in_use;
     uint8_t huge_pages; /* in use, with transparent huge pages asked for */
     uint8_t in_bin; /* free and findable: the only spans a neighbour may merge with */
+    uint8_t guarded; /* in use, its last page a guard (secure mode) */
 };
 
 /* Free spans by size: the resident ones, tried first, and the ones given
@@ -213,8 +214,9 @@ static size_t purge_free(struct span *s, enum os_purge_kind kind);
 static size_t keep_within_budget(void)
 {
     size_t budget = free_budget(), released = 0;
-    while (st.bytes_free_resident > budget && oldest)
-        released += purge_free(oldest, opt_purge_kind());
+    /* A purge the kernel refuses leaves the span as it was: try again later. */
+    for (size_t r = 1; r && st.bytes_free_resident > budget && oldest; released += r)
+        r = purge_free(oldest, opt_purge_kind());
     return released;
 }
 
@@ -467,13 +469,16 @@ void *large_alloc(size_t size, size_t align, bool *zeroed)
         return NULL;
     size_t pages = size ? (size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT : 1;
     size_t align_pages = align > OS_PAGE_SIZE ? align >> OS_PAGE_SHIFT : 1;
+    /* Secure mode: one page more, a guard, so a run off the end faults. */
+    pages += opt.secure;
     lock_acquire(&heap_lock);
     struct span *s = take_aligned(pages, align_pages);
     if (s && !make_resident(s)) {
         release(s);
         s = NULL;
     }
-    if (!s || (s->in_use = 1, !map_span(s))) {
+    if (!s || (s->in_use = 1, !map_span(s)) ||
+        (opt.secure && !(s->guarded = os_guard((void *)(span_end(s) - OS_PAGE_SIZE), OS_PAGE_SIZE)))) {
         if (s) {
             s->dirty = span_bytes(s);
             release(s);
@@ -502,10 +507,15 @@ struct span *large_span_of(uintptr_t addr)
 }
 
 uintptr_t large_span_start(const struct span *s) { return s->start; }
-size_t large_span_size(const struct span *s) { return span_bytes(s); }
+size_t large_span_size(const struct span *s) { return span_bytes(s) - (s->guarded ? OS_PAGE_SIZE : 0); }
 
 void large_free(struct span *s)
 {
+    /* A guard the kernel will not lift (it would fault whoever reuses the
+     * page): the block stays allocated, lost, rather than handed out. */
+    if (s->guarded && !os_commit((void *)(span_end(s) - OS_PAGE_SIZE), OS_PAGE_SIZE))
+        return;
+    s->guarded = 0;
     lock_acquire(&heap_lock);
     /* Back to small pages before the range can be reused for small spans. */
     drop_huge_pages(s, s->start, span_bytes(s));
@@ -606,6 +616,7 @@ static struct span *move_pages(struct span *s, size_t pages)
 
 void *large_resize(struct span *s, size_t size)
 {
+    CA_ASSERT(!s->guarded); /* secure mode moves every resized block */
     if (size > ((size_t)1 << 46))
         return NULL;
     size_t pages = (size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT;
@@ -638,14 +649,18 @@ size_t large_trim(uint64_t older_than_ns, enum os_purge_kind kind)
 {
     size_t released = 0;
     lock_acquire(&heap_lock);
-    while (oldest && oldest->freed_ns <= older_than_ns)
-        released += purge_free(oldest, kind);
+    /* A purge the kernel refuses (r == 0) leaves the span as it was: the
+     * rest waits for the next pass. */
+    size_t r = 1;
+    for (; r && oldest && oldest->freed_ns <= older_than_ns; released += r)
+        r = purge_free(oldest, kind);
     /* Spans freed lazily are released already, as far as the decay is
      * concerned; a final purge makes it so for the kernel too. */
-    for (unsigned b = 0; kind == OS_PURGE_DONTNEED && st.bytes_free_lazy && b < BIN_COUNT; b++)
-        for (struct span *s = released_bins.list[b]; s;)
+    for (unsigned b = 0; r && kind == OS_PURGE_DONTNEED && st.bytes_free_lazy && b < BIN_COUNT; b++)
+        for (struct span *s = released_bins.list[b]; s && r;)
             if (s->lazy) {
-                released += purge_free(s, kind);
+                r = purge_free(s, kind);
+                released += r;
                 s = released_bins.list[b]; /* the bin changed: from its start again */
             } else {
                 s = s->next;

@@ -4,7 +4,9 @@
  * block is reported when the block is handed out again; double, interior
  * and never-allocated frees are reported and not obeyed; usable size is the
  * requested size; blocks come out in random order; a superblock's last page
- * is a guard that faults; and a busy heap run clean reports nothing.
+ * and the page after every large block are guards that fault; and a busy
+ * heap run clean reports nothing. Large blocks (over 32 KiB) have the same
+ * canary and trailer as small ones.
  * Run with LD_PRELOAD of libcorealloc.so and COREALLOC_SECURE=1; the
  * reports are read back from stderr. */
 #include <malloc.h>
@@ -34,7 +36,8 @@ static bool reported(const char *log, const void *p, const char *what)
 
 static void test_overflow_by_one(void)
 {
-    static const size_t sizes[] = {1, 7, 8, 9, 24, 100, 1000, 4000, 30000};
+    static const size_t sizes[] = {1,      7,      8,          9,         24,       100,     1000, 4000,
+                                   30000,  32760,  32768,      40000,     81920,    1 << 20, (20 << 20) + 5};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         unsigned char *p = malloc(sizes[i]);
         REQUIRE(p != NULL);
@@ -120,23 +123,85 @@ static void on_fault(int sig)
     siglongjmp(fault_jump, 1);
 }
 
-/* The last page of a block's superblock faults, read or written. */
+/* Whether a write at `at` faults. */
+static bool write_faults(volatile unsigned char *at)
+{
+    struct sigaction fault = {.sa_handler = on_fault}, old_segv, old_bus;
+    sigaction(SIGSEGV, &fault, &old_segv);
+    sigaction(SIGBUS, &fault, &old_bus);
+    bool faulted = sigsetjmp(fault_jump, 1) != 0;
+    if (!faulted)
+        *at = 1;
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaction(SIGBUS, &old_bus, NULL);
+    return faulted;
+}
+
+/* The last page of a block's superblock faults, and so does the page
+ * after a large block (at every alignment); a freed large block's guard is
+ * lifted: its pages serve the next blocks whole. */
 static void test_guard_page(void)
 {
     unsigned char *p = malloc(20000);
     REQUIRE(p != NULL);
     volatile unsigned char *guard = (unsigned char *)(((uintptr_t)p & ~(SUPERBLOCK - 1)) + SUPERBLOCK - 4096);
     CHECK_MSG((uintptr_t)guard >= (uintptr_t)p + 20000, "a block reaches into the guard page");
-    struct sigaction fault = {.sa_handler = on_fault}, old_segv, old_bus;
-    sigaction(SIGSEGV, &fault, &old_segv);
-    sigaction(SIGBUS, &fault, &old_bus);
-    bool faulted = sigsetjmp(fault_jump, 1) != 0;
-    if (!faulted)
-        guard[100] = 1;
-    sigaction(SIGSEGV, &old_segv, NULL);
-    sigaction(SIGBUS, &old_bus, NULL);
-    CHECK_MSG(faulted, "a write to the guard page did not fault");
+    CHECK_MSG(write_faults(guard + 100), "a write to a superblock's guard page did not fault");
     free(p);
+
+    static const size_t sizes[] = {40000, 100000, 4096 * 30, 3 << 20};
+    static const size_t alignments[] = {16, 4096, 65536};
+    for (size_t a = 0; a < sizeof alignments / sizeof alignments[0]; a++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            unsigned char *q = aligned_alloc(alignments[a], sizes[i]);
+            REQUIRE(q != NULL);
+            CHECK_EQ((uintptr_t)q % alignments[a], 0);
+            memset(q, 0x22, sizes[i]);
+            size_t room = (sizes[i] + 8 + 4095) & ~(size_t)4095; /* the block and its trailer, in pages */
+            CHECK_MSG(write_faults(q + room), "size %zu: the page after a large block is not a guard", sizes[i]);
+            free(q);
+        }
+    /* The heap reuses what those blocks and their guards were. */
+    unsigned char *big = malloc(8 << 20);
+    REQUIRE(big != NULL);
+    memset(big, 0x33, 8 << 20);
+    CHECK_EQ(malloc_usable_size(big), (size_t)8 << 20);
+    free(big);
+}
+
+/* calloc of a large block reads zero, also where a freed block's bytes
+ * were; realloc of one keeps its bytes and seals the new size. */
+static void test_large_contents(void)
+{
+    for (int round = 0; round < 3; round++) {
+        unsigned char *p = malloc(300000);
+        REQUIRE(p != NULL);
+        memset(p, 0x5a, 300000);
+        free(p);
+        unsigned char *z = calloc(3, 100000);
+        REQUIRE(z != NULL);
+        size_t nonzero = 0;
+        for (size_t i = 0; i < 300000; i++)
+            nonzero += z[i] != 0;
+        CHECK_EQ(nonzero, 0);
+        free(z);
+    }
+    unsigned char *p = malloc(50000);
+    REQUIRE(p != NULL);
+    pattern_fill(p, 50000, 9);
+    static const size_t resized[] = {200000, 60000, 33000, 1000, 90000};
+    size_t kept = 50000;
+    for (size_t i = 0; i < sizeof resized / sizeof resized[0]; i++) {
+        p = realloc(p, resized[i]);
+        REQUIRE(p != NULL);
+        CHECK_EQ(malloc_usable_size(p), resized[i]);
+        kept = kept < resized[i] ? kept : resized[i];
+        CHECK_EQ(pattern_mismatch(p, kept, 9), PATTERN_OK);
+    }
+    capture_stderr_begin();
+    free(p);
+    const char *log = capture_stderr_end();
+    CHECK_MSG(log[0] == 0, "a resized block reported: %s", log);
 }
 
 /* A busy heap (every entry point that resizes, many sizes) reports
@@ -190,6 +255,7 @@ int main(void)
     test_bad_frees();
     test_random_order();
     test_guard_page();
+    test_large_contents();
     test_clean_run();
     return check_status();
 }
