@@ -79,7 +79,9 @@ static void set_fast_bound(struct superblock *sb, bool in_use)
         return;
     /* Secure mode: 0 for good, every free gets the closer look. */
     uint32_t bound = in_use && !sb->holes && !opt.secure ? sb->carved * sc_info[sb->cls].start_step : 0;
-    __atomic_store_n(zone_fast_bound_slot(sb->start), bound, __ATOMIC_RELAXED);
+    struct zone_fast_entry *entry = zone_fast_entry_of(sb->start);
+    entry->start_mult = sc_start_mult[sb->cls]; /* before the bound admits a free */
+    __atomic_store_n(&entry->bound, bound, __ATOMIC_RELEASE);
 }
 
 static void format(struct superblock *sb, unsigned cls)

@@ -73,15 +73,16 @@ enum block_state sb_block_state(uintptr_t addr, unsigned cls);
  * start of a block of a zone superblock in use, among those ever handed
  * out, in a superblock with no page given back. Then a block without the
  * free mark is the program's: every free block of such a superblock was
- * marked when it was carved or freed. One multiplication, one load of the
- * superblock's fast bound (start keys below it: carved * start_step while
- * in use with no page given back, else 0); false sends the free to a
- * closer look (sb_block_state). Zones are readable everywhere: the bound
- * of a slot no superblock used reads 0. */
+ * marked when it was carved or freed. One cache line, the superblock's
+ * fast entry: the class's start multiplier and the bound (start keys below
+ * it: carved * start_step while in use with no page given back, else 0);
+ * false sends the free to a closer look (sb_block_state). Zones are
+ * readable everywhere: the entry of a slot no superblock used reads 0. */
 static inline bool sb_zone_free_fast(uintptr_t addr)
 {
-    uint64_t key = (addr & (SB_SIZE - 1)) * *zone_start_mult_slot(addr); /* sc_start_key */
-    return key < __atomic_load_n(zone_fast_bound_slot(addr), __ATOMIC_RELAXED);
+    const struct zone_fast_entry *entry = zone_fast_entry_of(addr);
+    uint64_t key = (addr & (SB_SIZE - 1)) * entry->start_mult; /* sc_start_key */
+    return key < __atomic_load_n(&entry->bound, __ATOMIC_RELAXED);
 }
 
 /* Start of the block containing addr (which must lie inside sb). */

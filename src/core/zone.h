@@ -21,25 +21,28 @@
 #define SMALL_ZONES_SIZE ((uintptr_t)SC_COUNT << ZONE_SHIFT)
 #define ZONE_NO_REGION ((uintptr_t)1 << 63) /* not a user address */
 /* A zone starts with a descriptor of this size per superblock (struct
- * superblock asserts it fits), then a 32-bit fast bound per superblock
- * (see sb_zone_free_fast: apart, so the free fast path's load finds 16
- * superblocks' bounds in a cache line), then the superblocks' bitmaps
+ * superblock asserts it fits), then a fast entry per superblock (its
+ * class's start multiplier and its bound, see sb_zone_free_fast: side by
+ * side, so the free fast path finds both in one cache line, four
+ * superblocks' entries to a line), then the superblocks' bitmaps
  * (zone.c), then the superblocks. The superblock slots those areas
- * overlap are never used: the fast bounds of the two just below the first
- * superblock hold the class's start multiplier instead (sc_start_key), in
- * the cache line of the first superblocks' bounds, where the free fast
- * path finds it from the address alone. */
+ * overlap are never used. */
 #define ZONE_DESCRIPTOR_BYTES 64
 #define ZONE_SUPERBLOCKS (ZONE_SIZE >> SB_SHIFT)
-#define ZONE_FAST_BOUNDS_OFFSET (ZONE_SUPERBLOCKS * ZONE_DESCRIPTOR_BYTES)
-#define ZONE_FAST_BOUNDS_AREA (ZONE_SUPERBLOCKS * sizeof(uint32_t))
+struct zone_fast_entry {
+    uint64_t start_mult; /* sc_start_mult of the zone's class (0 until set) */
+    uint32_t bound;      /* start keys below it are blocks handed out */
+    uint32_t unused;
+};
+#define ZONE_FAST_ENTRY_SHIFT 4
+#define ZONE_FAST_ENTRIES_OFFSET (ZONE_SUPERBLOCKS * ZONE_DESCRIPTOR_BYTES)
+#define ZONE_FAST_ENTRIES_AREA (ZONE_SUPERBLOCKS << ZONE_FAST_ENTRY_SHIFT)
 #define ZONE_FIRST_SUPERBLOCK                                                                  \
-    ((ZONE_FAST_BOUNDS_OFFSET + ZONE_FAST_BOUNDS_AREA + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) / SB_SIZE)
-#define ZONE_START_MULT_OFFSET (ZONE_FAST_BOUNDS_OFFSET + (ZONE_FIRST_SUPERBLOCK - 2) * sizeof(uint32_t))
-_Static_assert((ZONE_FAST_BOUNDS_OFFSET + ZONE_FAST_BOUNDS_AREA + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) % SB_SIZE ==
+    ((ZONE_FAST_ENTRIES_OFFSET + ZONE_FAST_ENTRIES_AREA + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) / SB_SIZE)
+_Static_assert((ZONE_FAST_ENTRIES_OFFSET + ZONE_FAST_ENTRIES_AREA + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) % SB_SIZE ==
                        0 &&
-                   ZONE_START_MULT_OFFSET % sizeof(uint64_t) == 0,
-               "superblocks stay aligned; the multiplier is a word");
+                   sizeof(struct zone_fast_entry) == 1 << ZONE_FAST_ENTRY_SHIFT,
+               "superblocks stay aligned; the entry's shift");
 
 extern INTERNAL_DATA uintptr_t zone_region_base;
 
@@ -73,18 +76,14 @@ static inline void *zone_descriptor_slot(uintptr_t addr)
     return (void *)(base + index_bytes);
 }
 
-/* The fast bound of the zone superblock holding addr (used or not), and
- * the start multiplier of the class, for an addr inside a class zone (the
- * multiplier reads 0 until the zone's first superblocks are committed). */
-static inline uint32_t *zone_fast_bound_slot(uintptr_t addr)
+/* The fast entry of the zone superblock holding addr (used or not), for
+ * an addr inside a class zone. */
+static inline struct zone_fast_entry *zone_fast_entry_of(uintptr_t addr)
 {
     uintptr_t base = addr >> ZONE_SHIFT << ZONE_SHIFT;
-    uintptr_t index_bytes = (addr >> (SB_SHIFT - 2)) & (((ZONE_SIZE - 1) >> SB_SHIFT) << 2);
-    return (uint32_t *)(base + ZONE_FAST_BOUNDS_OFFSET + index_bytes);
-}
-static inline uint64_t *zone_start_mult_slot(uintptr_t addr)
-{
-    return (uint64_t *)((addr >> ZONE_SHIFT << ZONE_SHIFT) + ZONE_START_MULT_OFFSET);
+    uintptr_t index_bytes =
+        (addr >> (SB_SHIFT - ZONE_FAST_ENTRY_SHIFT)) & (((ZONE_SIZE - 1) >> SB_SHIFT) << ZONE_FAST_ENTRY_SHIFT);
+    return (struct zone_fast_entry *)(base + ZONE_FAST_ENTRIES_OFFSET + index_bytes);
 }
 
 /* Address of the next never-used superblock of the class's zone, or 0 when
