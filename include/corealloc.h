@@ -59,6 +59,13 @@ size_t corealloc_stats_snprint(char *buf, size_t size, int json);
 /* Writes the report to a file descriptor. Returns 0, or -1 with errno. */
 int corealloc_stats_write(int fd, int json);
 
+/* Writes a heap profile of the process now (COREALLOC_PROFILE=1 only): to
+ * path, or with path NULL to the next of COREALLOC_PROFILE_PREFIX.<pid>.<n>.heap.
+ * `corealloc prof --dump FILE [--base OLDER]` turns it into a pprof profile
+ * and a flame graph (the live heap, everything allocated, or the growth
+ * since OLDER). Returns 0, or -1 with errno (ENOTSUP when not profiling). */
+int corealloc_profile_dump(const char *path);
+
 /* The library's version, as COREALLOC_VERSION_STRING: a program can
  * compare the library it runs on with the header it was built against. */
 const char *corealloc_version(void);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/init.h"
+#include "api/profile.h"
 #include "api/secure.h"
 #include "core/block_mark.h"
 #include "core/central.h"
@@ -59,10 +60,22 @@ static void *large_malloc(size_t size, size_t alignment, bool *zeroed)
     return p;
 }
 
+/* A sampled allocation: a span of its own, whatever its size, so that its
+ * free takes the large-block path, the only one that asks the profiler. */
+static void *sampled_malloc(size_t size, size_t alignment, bool *zeroed)
+{
+    void *p = large_malloc(size, alignment, zeroed);
+    if (p)
+        profile_record(p, size);
+    return p;
+}
+
 /* Secure mode's blocks: each has room for the trailer; a small one comes
  * from a class whose blocks are aligned as asked, its fill checked; a
- * large one ends at a guard page (large.c). Either is sealed. */
-static void *secure_alloc(size_t size, size_t alignment, bool *zeroed)
+ * large one ends at a guard page (large.c). Either is sealed. A sampled
+ * one is large (a span of its own, as without secure mode), so it keeps
+ * every check but the fill's. */
+static void *secure_alloc(size_t size, size_t alignment, bool *zeroed, bool sampled)
 {
     if (zeroed)
         *zeroed = false;
@@ -72,10 +85,12 @@ static void *secure_alloc(size_t size, size_t alignment, bool *zeroed)
     }
     size_t need = secure_block_bytes(size);
     size_t class_size = need > alignment ? need : alignment; /* the alignment only picks a class */
-    if (class_size > SMALL_MAX) {
+    if (class_size > SMALL_MAX || sampled) {
         void *p = large_malloc(need, alignment > OS_PAGE_SIZE ? alignment : OS_PAGE_SIZE, zeroed);
         if (p)
             secure_seal(p, large_span_size(large_span_of((uintptr_t)p)), size);
+        if (p && sampled)
+            profile_record(p, size);
         return p;
     }
     unsigned cls = sc_of(class_size);
@@ -90,8 +105,11 @@ static void *secure_alloc(size_t size, size_t alignment, bool *zeroed)
 void *alloc_malloc_slow(size_t size)
 {
     init_ensure();
+    bool sampled = profile_sampling(size);
     if (opt.secure)
-        return secure_alloc(size, SC_MIN_SIZE, NULL);
+        return secure_alloc(size, SC_MIN_SIZE, NULL, sampled);
+    if (sampled)
+        return sampled_malloc(size, OS_PAGE_SIZE, NULL);
     if (size <= SMALL_MAX)
         return small_alloc(sc_of(size));
     return large_malloc(size, OS_PAGE_SIZE, NULL);
@@ -147,6 +165,7 @@ static void free_elsewhere(void *p, const char *call)
     else if (loc.span) {
         if (opt.secure)
             secure_check_seal(p, loc.size, call);
+        profile_forget(p);
         large_free(loc.span);
     } else
         alloc_free_checked(p, loc.cls, call);
@@ -184,8 +203,10 @@ void *alloc_calloc(size_t count, size_t size)
         return p;
     }
     init_ensure();
-    bool zeroed;
-    void *p = opt.secure ? secure_alloc(total, SC_MIN_SIZE, &zeroed) : large_malloc(total, OS_PAGE_SIZE, &zeroed);
+    bool zeroed, sampled = profile_sampling(total);
+    void *p = opt.secure ? secure_alloc(total, SC_MIN_SIZE, &zeroed, sampled)
+              : sampled  ? sampled_malloc(total, OS_PAGE_SIZE, &zeroed)
+                         : large_malloc(total, OS_PAGE_SIZE, &zeroed);
     if (p && !zeroed)
         memset(p, 0, total);
     return p;
@@ -227,8 +248,10 @@ void *alloc_realloc(void *p, size_t size)
     } else if (!opt.secure && size > SMALL_MAX) {
         void *q = large_resize(loc.span, size);
         purger_kick();
-        if (q)
+        if (q) {
+            profile_resized(p, q, size);
             return q;
+        }
     }
     void *q = alloc_malloc(size);
     if (!q)
@@ -243,8 +266,12 @@ void *alloc_aligned(size_t alignment, size_t size)
     if (alignment <= SC_MIN_SIZE || (alignment <= SC_ALIGN && size > SC_MIN_SIZE))
         return alloc_malloc(size);
     init_ensure();
+    size_t page_aligned = alignment > OS_PAGE_SIZE ? alignment : OS_PAGE_SIZE;
+    bool sampled = profile_sampling(size);
     if (opt.secure)
-        return secure_alloc(size, alignment, NULL);
+        return secure_alloc(size, alignment, NULL, sampled);
+    if (sampled)
+        return sampled_malloc(size, page_aligned, NULL);
     size_t need = size > alignment ? size : alignment;
     if (need <= SMALL_MAX) {
         /* A class whose size is a multiple of the alignment has every block
@@ -254,7 +281,7 @@ void *alloc_aligned(size_t alignment, size_t size)
             cls++;
         return small_alloc(cls);
     }
-    return large_malloc(size, alignment > OS_PAGE_SIZE ? alignment : OS_PAGE_SIZE, NULL);
+    return large_malloc(size, page_aligned, NULL);
 }
 
 size_t alloc_usable_size(const void *p)

@@ -7,6 +7,7 @@
 
 #include "api/alloc.h"
 #include "api/init.h"
+#include "api/profile.h"
 #include "api/report.h"
 #include "corealloc.h"
 #include "platform/os.h"
@@ -121,6 +122,12 @@ EXPORT int corealloc_stats_write(int fd, int json)
         return -1;
     }
     return 0;
+}
+
+EXPORT int corealloc_profile_dump(const char *path)
+{
+    init_ensure();
+    return profile_dump_api(path);
 }
 
 /* The standard names. */

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include "api/profile.h"
 #include "api/secure.h"
 #include "core/central.h"
 #include "core/footprint.h"
@@ -48,6 +49,7 @@ static void init_layers(void)
     central_init();
     large_init();
     frontend_init();
+    profile_init();
     sb_init();
     pagemap_init();
     meta_init();
@@ -64,6 +66,7 @@ void init_ensure(void)
         __atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
         /* May allocate, so only once the allocator works. */
         pthread_atfork(fork_prepare, fork_parent, fork_child);
+        profile_start();
         return;
     }
     while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != INIT_DONE)

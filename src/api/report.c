@@ -1,9 +1,9 @@
 #include "api/report.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "api/alloc.h"
+#include "api/textout.h"
 #include "core/central.h"
 #include "core/counters.h"
 #include "core/footprint.h"
@@ -82,60 +82,6 @@ void report_collect(struct report *r)
     r->heap_corruptions = diag_heap_corruption_count();
 }
 
-/* Where a report goes: into a buffer, snprintf-like (counting past its
- * end), or to a file descriptor through a small buffer. No allocation. */
-struct sink {
-    char *buf;
-    size_t size, len;
-    bool to_fd; /* else to the buffer */
-    int fd;
-    int error;
-    size_t pending;
-    char chunk[4096];
-};
-
-static void flush(struct sink *s)
-{
-    if (s->pending && !s->error)
-        s->error = os_write_all(s->fd, s->chunk, s->pending);
-    s->pending = 0;
-}
-
-static void append(struct sink *s, const char *text, size_t n)
-{
-    if (!s->to_fd) {
-        if (s->len < s->size) {
-            size_t room = s->size - s->len;
-            __builtin_memcpy(s->buf + s->len, text, n < room ? n : room);
-        }
-        s->len += n;
-        return;
-    }
-    while (n) {
-        size_t room = sizeof s->chunk - s->pending, take = n < room ? n : room;
-        __builtin_memcpy(s->chunk + s->pending, text, take);
-        s->pending += take;
-        text += take;
-        n -= take;
-        if (s->pending == sizeof s->chunk)
-            flush(s);
-    }
-}
-
-/* Every line of a report fits this; longer ones are cut, never the report. */
-#define LINE_MAX_BYTES 512
-
-__attribute__((format(printf, 2, 3))) static void put(struct sink *s, const char *fmt, ...)
-{
-    char line[LINE_MAX_BYTES];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        append(s, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-}
-
 /* A statistic's value as text and as JSON. */
 #define FORMAT_BYTES(v) "%zu", (size_t)(v)
 #define FORMAT_COUNT(v) "%llu", (unsigned long long)(v)
@@ -150,18 +96,18 @@ __attribute__((format(printf, 2, 3))) static void put(struct sink *s, const char
 
 static void put_text_stat(struct sink *s, const char *key, const char *value, const char *meaning)
 {
-    put(s, "  %-26s %-20s %s\n", key, value, meaning);
+    sink_put(s, "  %-26s %-20s %s\n", key, value, meaning);
 }
 
 static void put_json_stat(struct sink *s, const char *key, const char *value)
 {
-    put(s, ",\"%s\":%s", key, value);
+    sink_put(s, ",\"%s\":%s", key, value);
 }
 
 static void write_text(struct sink *s, const struct report *r)
 {
     char value[128];
-    put(s, "corealloc statistics (schema %d)\n", REPORT_SCHEMA);
+    sink_put(s, "corealloc statistics (schema %d)\n", REPORT_SCHEMA);
 #define TEXT_STAT(key, kind, meaning)                        \
     snprintf(value, sizeof value, FORMAT_##kind(r->key)); \
     put_text_stat(s, #key, value, meaning);
@@ -171,16 +117,16 @@ static void write_text(struct sink *s, const struct report *r)
         uint64_t empty, full;
         frontend_id_misses(id, &empty, &full);
         if (empty || full)
-            put(s, "  cpu cache %-5u  %llu misses empty (refills), %llu misses full (spills)\n", id,
+            sink_put(s, "  cpu cache %-5u  %llu misses empty (refills), %llu misses full (spills)\n", id,
                 (unsigned long long)empty, (unsigned long long)full);
     }
-    put(s, "  class    size  superblocks   blocks out   central   refills    spills\n");
+    sink_put(s, "  class    size  superblocks   blocks out   central   refills    spills\n");
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct central_class_stats cs;
         central_class_stats(c, &cs);
         if (!cs.superblocks && !cs.refills)
             continue;
-        put(s, "  %5u %7u %12llu %12llu %9llu %9llu %9llu\n", c, sc_info[c].size,
+        sink_put(s, "  %5u %7u %12llu %12llu %9llu %9llu %9llu\n", c, sc_info[c].size,
             (unsigned long long)cs.superblocks, (unsigned long long)cs.blocks_out,
             (unsigned long long)cs.batches_central, (unsigned long long)cs.refills,
             (unsigned long long)cs.spills);
@@ -190,35 +136,35 @@ static void write_text(struct sink *s, const struct report *r)
 static void write_json(struct sink *s, const struct report *r)
 {
     char value[128];
-    put(s, "{\"schema\":%d", REPORT_SCHEMA);
+    sink_put(s, "{\"schema\":%d", REPORT_SCHEMA);
 #define JSON_STAT(key, kind, meaning)                      \
     snprintf(value, sizeof value, JSON_##kind(r->key)); \
     put_json_stat(s, #key, value);
     COREALLOC_STAT_TABLE(JSON_STAT)
 #undef JSON_STAT
-    put(s, ",\"cpu_caches\":[");
+    sink_put(s, ",\"cpu_caches\":[");
     const char *sep = "";
     for (unsigned id = 0, ids = frontend_id_count(); id < ids; id++, sep = ",") {
         uint64_t empty, full;
         frontend_id_misses(id, &empty, &full);
-        put(s, "%s{\"id\":%u,\"misses_empty\":%llu,\"misses_full\":%llu}", sep, id,
+        sink_put(s, "%s{\"id\":%u,\"misses_empty\":%llu,\"misses_full\":%llu}", sep, id,
             (unsigned long long)empty, (unsigned long long)full);
     }
-    put(s, "],\"classes\":[");
+    sink_put(s, "],\"classes\":[");
     sep = "";
     for (unsigned c = 0; c < SC_COUNT; c++) {
         struct central_class_stats cs;
         central_class_stats(c, &cs);
         if (!cs.superblocks && !cs.refills)
             continue;
-        put(s, "%s{\"size\":%u,\"superblocks\":%llu,\"blocks_out\":%llu,\"central_batches\":%llu,"
+        sink_put(s, "%s{\"size\":%u,\"superblocks\":%llu,\"blocks_out\":%llu,\"central_batches\":%llu,"
                "\"refills\":%llu,\"spills\":%llu}",
             sep, sc_info[c].size, (unsigned long long)cs.superblocks,
             (unsigned long long)cs.blocks_out, (unsigned long long)cs.batches_central,
             (unsigned long long)cs.refills, (unsigned long long)cs.spills);
         sep = ",";
     }
-    put(s, "]}\n");
+    sink_put(s, "]}\n");
 }
 
 static void write_report(struct sink *s, bool json)
@@ -244,33 +190,8 @@ int report_write(int fd, bool json)
 {
     struct sink s = {.to_fd = true, .fd = fd};
     write_report(&s, json);
-    flush(&s);
+    sink_flush(&s);
     return s.error;
-}
-
-/* COREALLOC_STATS_FILE with every "%p" replaced by the process id, so each
- * process of a program that forks or runs others keeps its own report.
- * False when the name does not fit. */
-static bool stats_file_path(char *out, size_t size)
-{
-    char pid[24];
-    int pid_len = snprintf(pid, sizeof pid, "%lu", os_process_id());
-    size_t len = 0;
-    for (const char *in = opt.stats_file; *in; in++) {
-        const char *piece = in;
-        size_t n = 1;
-        if (in[0] == '%' && in[1] == 'p') {
-            piece = pid;
-            n = (size_t)pid_len;
-            in++;
-        }
-        if (len + n >= size)
-            return false;
-        __builtin_memcpy(out + len, piece, n);
-        len += n;
-    }
-    out[len] = '\0';
-    return true;
 }
 
 void report_at_exit(void)
@@ -278,7 +199,7 @@ void report_at_exit(void)
     if (opt.stats == STATS_OFF)
         return;
     char path[4096];
-    if (opt.stats_file && !stats_file_path(path, sizeof path))
+    if (opt.stats_file && !path_with_pid(opt.stats_file, path, sizeof path))
         return;
     int fd = opt.stats_file ? os_create_file(path) : 2;
     if (fd < 0)

@@ -89,7 +89,9 @@ void frontend_init(void)
 {
     init_shared(holds);
     tcache_init();
-    if (opt.frontend != FRONTEND_THREAD && !opt.secure && cpucache_init())
+    /* Secure mode's checks are on the slow paths, and the heap profiler
+     * counts every allocation there: both need the fast paths to miss. */
+    if (opt.frontend != FRONTEND_THREAD && !opt.secure && !opt.profile && cpucache_init())
         return;
     /* Per-thread caches (secure mode too: its checks are on the slow
      * paths): every thread reads the idle area's id, whose slab

@@ -15,6 +15,8 @@ enum stats_mode { STATS_OFF, STATS_TEXT, STATS_JSON };
 enum frontend_choice { FRONTEND_AUTO, FRONTEND_RSEQ, FRONTEND_THREAD };
 enum purge_choice { PURGE_DONTNEED, PURGE_FREE };
 enum thp_choice { THP_NEVER, THP_LARGE, THP_ALWAYS };
+enum profile_signal_choice { PROFILE_SIGNAL_USR2, PROFILE_SIGNAL_USR1, PROFILE_SIGNAL_NONE };
+enum profile_stack_choice { PROFILE_STACK_AUTO, PROFILE_STACK_FP, PROFILE_STACK_UNWIND };
 
 #define OPTION_TYPE_BOOL bool
 #define OPTION_TYPE_SIZE size_t

@@ -73,7 +73,23 @@
            "KiB)")                                                                                \
     OPTION(CPU_CACHE_BYTES, cpu_cache_bytes, SIZE, "1M", "",                                      \
            "per-CPU front end: how far one CPU's cache may grow past a batch per class, with "    \
-           "allocation demand; an idle cache drained by the purger shrinks back")
+           "allocation demand; an idle cache drained by the purger shrinks back")                 \
+    OPTION(PROFILE, profile, BOOL, "0", "",                                                       \
+           "heap profiling: about one allocation per `PROFILE_RATE` bytes is sampled with its "   \
+           "call stack; profiles are written at exit, on `PROFILE_SIGNAL` and by "                \
+           "`corealloc_profile_dump()`. Runs the per-thread front end (see Profiling for the "    \
+           "cost)")                                                                               \
+    OPTION(PROFILE_RATE, profile_rate, SIZE, "512K", "",                                          \
+           "mean bytes allocated between two samples")                                            \
+    OPTION(PROFILE_PREFIX, profile_prefix, STRING, "corealloc", "",                               \
+           "profiles are written to `PREFIX.<pid>.<n>.heap`, `n` counting the process's "         \
+           "profiles from 1 (`corealloc prof` reads them)")                                       \
+    OPTION(PROFILE_SIGNAL, profile_signal, CHOICE, "usr2", "usr2|usr1|none",                      \
+           "the signal that makes a profiled process write a profile")                            \
+    OPTION(PROFILE_STACK, profile_stack, CHOICE, "auto", "auto|fp|unwind",                        \
+           "how call stacks are taken: `unwind` with glibc's `backtrace()`, `fp` by frame "       \
+           "pointers (the allocator's own frames unwound), `auto` frame pointers when the first "  \
+           "samples' frame-pointer stacks equal the unwound ones, else `unwind`")
 
 #define COREALLOC_VARIABLE_TABLE(VARIABLE)                                                          \
     VARIABLE(OPTIONS, "`help` prints every option with its value, default and meaning; "           \

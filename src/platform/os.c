@@ -257,6 +257,77 @@ void os_abort(void)
     abort();
 }
 
+int os_copy_file(const char *path, int fd)
+{
+    int saved = errno;
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    int failure = in < 0 ? errno : 0;
+    char buf[4096];
+    while (!failure) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0)
+            failure = errno;
+        if (n <= 0)
+            break;
+        failure = os_write_all(fd, buf, (size_t)n);
+    }
+    if (in >= 0)
+        close(in);
+    errno = saved;
+    return failure;
+}
+
+static uintptr_t parse_hex(const char **text)
+{
+    uintptr_t v = 0;
+    for (;; (*text)++) {
+        char c = **text;
+        unsigned digit = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                       : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
+        if (digit == 16)
+            return v;
+        v = v << 4 | digit;
+    }
+}
+
+bool os_mapping_of(uintptr_t addr, uintptr_t *start, uintptr_t *end)
+{
+    int saved = errno;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    bool found = false;
+    /* Lines are read whole: a line starts at the buffer's start, and what
+     * is left of a cut line moves there before the next read. */
+    char buf[4096];
+    size_t have = 0;
+    while (fd >= 0 && !found) {
+        ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+        buf[have] = '\0';
+        char *line = buf;
+        for (char *nl; !found && (nl = strchr(line, '\n')); line = nl + 1) {
+            const char *p = line;
+            uintptr_t lo = parse_hex(&p);
+            p++; /* '-' */
+            uintptr_t hi = parse_hex(&p);
+            if (addr >= lo && addr < hi) {
+                *start = lo;
+                *end = hi;
+                found = true;
+            }
+        }
+        have -= (size_t)(line - buf);
+        memmove(buf, line, have);
+        if (have == sizeof buf - 1)
+            have = 0; /* no line is this long: drop it */
+    }
+    if (fd >= 0)
+        close(fd);
+    errno = saved;
+    return found;
+}
+
 int os_create_file(const char *path)
 {
     int saved = errno;

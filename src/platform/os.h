@@ -56,6 +56,12 @@ unsigned os_cpu_count(void);
  * terminates it; returns the length (0 when unreadable). No stdio: it may
  * allocate, and this runs inside malloc. */
 size_t os_read_small_file(const char *path, char *buf, size_t size);
+/* Copies a file of any length (/proc/self/maps) to fd, without stdio.
+ * Returns 0, or the errno of the failure. */
+int os_copy_file(const char *path, int fd);
+/* The mapping of the process that holds addr (from /proc/self/maps): its
+ * bounds in *start and *end. False when no mapping holds it. */
+bool os_mapping_of(uintptr_t addr, uintptr_t *start, uintptr_t *end);
 /* Resident set size of the process, current and peak, in bytes. */
 size_t os_rss_current(void);
 size_t os_rss_peak(void);
