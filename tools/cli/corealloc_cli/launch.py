@@ -39,13 +39,16 @@ def preload_environment(preload, extra=None):
     return env
 
 
-def run_program(command, env):
-    """Runs the program to completion; returns a shell-style exit status."""
+def run_program(command, env, started=None):
+    """Runs the program to completion; returns a shell-style exit status.
+    started, when given, is called with the program's process id."""
     check_program(command[0])
     try:
         process = subprocess.Popen(command, env=env)
     except OSError as error:
         raise ToolError(f"cannot run {command[0]}: {error.strerror}", 126) from error
+    if started:
+        started(process.pid)
     # Signals meant for the program (Ctrl-C) reach it directly; wait for it.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:

@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import build_info, hist_cmd, locate, option_names, run_cmd, trace_cmd
+from . import build_info, hist_cmd, locate, option_names, prof_cmd, run_cmd, trace_cmd
 from .errors import ToolError
 
 COMMAND_HELP = "-- PROGRAM ARGS...: the program to run"
@@ -36,6 +36,26 @@ def _parser():
                       help="print the report on stderr, leaving stdout to the program")
     hist.add_argument("command", nargs=argparse.REMAINDER, help=COMMAND_HELP)
     hist.set_defaults(handler=hist_cmd.run)
+
+    prof = commands.add_parser(
+        "prof", help="heap profile: where a program's memory is allocated, live and leaked",
+        description="Runs the program on corealloc with its heap profiler on and writes "
+                    "PREFIX.pb.gz (pprof: go tool pprof PREFIX.pb.gz) and PREFIX.svg (a flame "
+                    "graph of the live heap) when it exits; each child process gets "
+                    "PREFIX.<pid>.pb.gz and .svg. The raw profiles stay beside them as "
+                    "PREFIX.<pid>.<n>.heap: a profiled process writes one more on SIGUSR2 or "
+                    "corealloc_profile_dump(). With --dump, converts such a profile instead, "
+                    "and with --base shows the growth since an earlier one (leaks).")
+    prof.add_argument("-o", "--output", default="corealloc-prof", metavar="PREFIX",
+                      help="where the profiles go (default corealloc-prof)")
+    prof.add_argument("--rate", metavar="BYTES",
+                      help="mean bytes allocated between samples (default 512K; K/M/G suffixes)")
+    prof.add_argument("--library", metavar="PATH", help="the libcorealloc.so to use")
+    prof.add_argument("--dump", metavar="FILE.heap", help="convert this profile instead of running")
+    prof.add_argument("--base", metavar="OLDER.heap",
+                      help="with --dump: show what changed since this earlier profile")
+    prof.add_argument("command", nargs=argparse.REMAINDER, help=COMMAND_HELP)
+    prof.set_defaults(handler=prof_cmd.run)
 
     trace = commands.add_parser("trace", help="record, replay or describe allocation traces")
     trace_commands = trace.add_subparsers(dest="trace_command", required=True)
