@@ -11,8 +11,9 @@ SKIP = 77
 
 def arguments():
     parser = argparse.ArgumentParser()
-    for name in ("cli", "single", "threads", "fork", "cxx", "probe", "workdir", "library"):
-        parser.add_argument("--" + name)
+    for name in ("cli", "single", "threads", "fork", "cxx", "probe", "workdir", "library",
+                 "prof_sites"):
+        parser.add_argument("--" + name.replace("_", "-"))
     args = parser.parse_args()
     test_name = os.path.splitext(os.path.basename(sys.argv[0]))[0]
     args.workdir = os.path.join(args.workdir, test_name)
