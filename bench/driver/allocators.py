@@ -6,6 +6,7 @@ and any library given as name=path."""
 from __future__ import annotations
 
 import sysconfig
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +73,11 @@ def discover(build_dir: Path, shared_peers: Path = SHARED_PEERS_DIRECTORY) -> tu
                                    is_corealloc=True, ablation=True))
             # Secure mode's cost is part of every default comparison.
             found.append(Allocator("corealloc-secure", library, {"COREALLOC_SECURE": "1"}, is_corealloc=True))
+            # The heap profiler's cost: each run leaves its profile in the temporary directory.
+            found.append(Allocator("corealloc-prof", library, {
+                "COREALLOC_PROFILE": "1",
+                "COREALLOC_PROFILE_PREFIX": str(Path(tempfile.gettempdir()) / "corealloc-bench-profile")},
+                is_corealloc=True, ablation=True))
     missing = []
     for peer in PEERS:
         library = find_library(peer.library)

@@ -40,4 +40,10 @@ extern "C" {
     pub fn corealloc_version() -> *const c_char;
     /// The front end in use: "rseq", "per-thread", or an ablation's name.
     pub fn corealloc_frontend() -> *const c_char;
+
+    /// With COREALLOC_PROFILE=1: writes a heap profile to `path` (a
+    /// NUL-terminated file name; null: the next numbered file), which
+    /// `corealloc prof --dump` reads. 0, or -1 and errno (ENOTSUP when
+    /// profiling is off).
+    pub fn corealloc_profile_dump(path: *const c_char) -> c_int;
 }

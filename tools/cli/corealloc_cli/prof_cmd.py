@@ -12,10 +12,6 @@ DUMP_NAME = re.compile(r"\.(\d+)\.(\d+)\.heap$")
 TOP_SITES = 5
 
 
-def _human(size):
-    return prof_flame._human(size)  # noqa: SLF001 (one formatter for both outputs)
-
-
 def _samples(dump, frames):
     samples = []
     for site in dump.sites:
@@ -26,10 +22,12 @@ def _samples(dump, frames):
 
 
 def _site_name(stack):
+    """The allocating function (with the functions inlined into it) and line."""
     if not stack:
         return "(allocator only)"
+    name, _ = prof_flame.frame_name(stack[0])
     line = stack[0].lines[0]
-    return f"{line.function} ({os.path.basename(line.file)}:{line.line})" if line.file else line.function
+    return f"{name} ({os.path.basename(line.file)}:{line.line})" if line.file else name
 
 
 def write_profile(dump, prefix, label, base=None):
@@ -49,8 +47,9 @@ def write_profile(dump, prefix, label, base=None):
     live = sum(values[3] for _, values in samples)
     allocated = sum(values[1] for _, values in samples)
     what = "live heap growth" if base is not None else "live heap"
-    title = f"{label}: {what} {_human(live)} (allocated {_human(allocated)})"
-    subtitle = (f"corealloc heap profile, process {dump.pid}, one sample per {_human(dump.rate)} "
+    human = prof_flame.human
+    title = f"{label}: {what} {human(live)} (allocated {human(allocated)})"
+    subtitle = (f"corealloc heap profile, process {dump.pid}, one sample per {human(dump.rate)} "
                 "on average; frame width = live bytes allocated there")
     with open(prefix + ".svg", "w", encoding="utf-8") as f:
         f.write(prof_flame.render([(stack, values[3]) for stack, values in samples], title, subtitle))
@@ -58,11 +57,11 @@ def write_profile(dump, prefix, label, base=None):
     for stack, values in samples:
         name = _site_name(stack)
         by_site[name] = by_site.get(name, 0.0) + values[3]
-    lines = [f"{prefix}.pb.gz, {prefix}.svg: {label}, {what} {_human(live)}, "
-             f"allocated {_human(allocated)}"]
+    lines = [f"{prefix}.pb.gz, {prefix}.svg: {label}, {what} {human(live)}, "
+             f"allocated {human(allocated)}"]
     for name, size in sorted(by_site.items(), key=lambda item: -item[1])[:TOP_SITES]:
         if size > 0:
-            lines.append(f"  {_human(size):>10}  {size / live * 100 if live else 0:5.1f}%  {name}")
+            lines.append(f"  {human(size):>10}  {size / live * 100 if live else 0:5.1f}%  {name}")
     return "\n".join(lines)
 
 

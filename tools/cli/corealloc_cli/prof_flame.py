@@ -10,7 +10,8 @@ TITLE_ROOM = 44
 CHAR_WIDTH = 6.6  # of the 11px monospace text, to cut labels that would not fit
 
 
-def _human(size):
+def human(size):
+    """Bytes in binary units: 512 B, 3.9 MiB."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(size) < 1024 or unit == "TiB":
             return f"{size:.1f} {unit}" if unit != "B" else f"{size:.0f} B"
@@ -18,7 +19,9 @@ def _human(size):
     return ""
 
 
-def _name(frame):
+def frame_name(frame):
+    """The frame's function, after the functions inlined into it (outermost
+    first), and its innermost line."""
     line = frame.lines[-1]  # the function the code is in; inlined ones are above it
     return " > ".join(inlined.function for inlined in reversed(frame.lines)), line
 
@@ -49,7 +52,7 @@ def render(samples, title, subtitle):
         if value > 0:
             path = []
             for frame in reversed(stack):
-                name, line = _name(frame)
+                name, line = frame_name(frame)
                 place = f"{line.file}:{line.line}" if line.file else frame.mapping.path
                 path.append((name, place))
             paths.append((path or [("(no stack)", "")], value))
@@ -79,7 +82,7 @@ def render(samples, title, subtitle):
     for x, level, width, name, place, value in rects:
         y = height - MARGIN - (level + 1) * ROW
         tip = f"{name} ({place}) " if place else f"{name} "
-        tip += f"{_human(value)}, {value / total * 100:.1f}%"
+        tip += f"{human(value)}, {value / total * 100:.1f}%"
         label = name if len(name) * CHAR_WIDTH < width - 4 else name[:max(int((width - 4) / CHAR_WIDTH) - 2, 0)]
         if label and label != name:
             label += ".."
