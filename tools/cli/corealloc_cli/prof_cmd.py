@@ -65,22 +65,27 @@ def write_profile(dump, prefix, label, base=None):
     return "\n".join(lines)
 
 
-def _final_dumps(prefix):
-    """{pid: path of the process's last dump} among PREFIX.<pid>.<n>.heap."""
-    last = {}
+def _dumps(prefix):
+    """(pid, n, path) of every PREFIX.<pid>.<n>.heap."""
+    found = []
     for path in glob.glob(glob.escape(prefix) + ".*.*.heap"):
         match = DUMP_NAME.search(path)
-        if match:
-            pid, n = int(match.group(1)), int(match.group(2))
-            if n >= last.get(pid, (0, ""))[0]:
-                last[pid] = (n, path)
-    return {pid: path for pid, (_, path) in last.items()}
+        if match and path[:match.start()] == prefix:
+            found.append((int(match.group(1)), int(match.group(2)), path))
+    return found
+
+
+def _final_dumps(prefix):
+    """{pid: path of the process's last dump}."""
+    return {pid: path for pid, _, path in sorted(_dumps(prefix))}
 
 
 def _profile_run(args):
     command = launch.command_from(args.command)
     prefix = os.path.abspath(args.output)
-    for stale in _final_dumps(prefix).values():
+    if not os.path.isdir(os.path.dirname(prefix)):
+        raise ToolError(f"no directory {os.path.dirname(prefix)} for the profiles")
+    for _, _, stale in _dumps(prefix):  # an earlier run's, which would mix with this one's
         os.remove(stale)
     extra = {"COREALLOC_PROFILE": "1", "COREALLOC_PROFILE_PREFIX": prefix}
     if args.rate:
