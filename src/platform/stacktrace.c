@@ -58,8 +58,12 @@ unsigned stacktrace_frame_pointers(void **pcs, unsigned max)
     /* The allocator's frames keep no frame pointers, so the chain is
      * joined where the last unwound frame's call left its return address:
      * the callee that kept a frame pointer pushed the caller's beside it.
-     * pcs itself (on this stack too) holds the same address: skipped. */
-    void *join = pcs[UNWOUND_FRAMES - 1];
+     * pcs itself (on this stack too) holds the same address: skipped. The
+     * live frames above also hold stale words (uninitialised arrays and
+     * spill slots keep what earlier, deeper calls left there, the same
+     * return addresses and frame records among them): a candidate counts
+     * only when its record leads to the frame the unwinder found next. */
+    void *join = pcs[UNWOUND_FRAMES - 1], *next = pcs[UNWOUND_FRAMES];
     /* Recursion puts the same return address in several frames: the join
      * is its occurrence of that rank, counting from the innermost. */
     unsigned rank = 0;
@@ -68,7 +72,8 @@ unsigned stacktrace_frame_pointers(void **pcs, unsigned max)
     uintptr_t *end = (uintptr_t *)stack_high - 1, fp = 0;
     for (uintptr_t *slot = sp + 1; slot < end && slot < sp + SCAN_WORDS && !fp; slot++)
         if ((void *)*slot == join && (slot < (uintptr_t *)pcs || slot >= (uintptr_t *)(pcs + max)) &&
-            plausible(slot[-1], (uintptr_t)slot) && --rank == 0)
+            plausible(slot[-1], (uintptr_t)slot) && (void *)((const uintptr_t *)slot[-1])[1] == next &&
+            --rank == 0)
             fp = slot[-1];
     if (!fp)
         return 0;
