@@ -23,9 +23,9 @@ def expect_near(what, actual, expected, tolerance):
     print(f"ok: {what} = {actual:.0f} (expected {expected:.0f} within {tolerance:.0%})")
 
 
-def profile(mode, prefix):
+def profile(mode, prefix, env=None):
     _, err = corealloc(args, "prof", "--rate", str(RATE), "--library", args.library, "-o", prefix,
-                       "--", args.prof_sites, mode)
+                       "--", args.prof_sites, mode, env=env)
     return err
 
 
@@ -54,6 +54,16 @@ with open(os.path.join(args.workdir, "single.svg"), encoding="utf-8") as f:
     svg = f.read()
 expect_in("flame graph", "<title>leak_site (", svg)
 expect_equal("flame graph shows no freed site", "churn_site" in svg, False)
+
+# --- secure mode: sampling works there too (a sampled block is a span, sealed and
+# checked as large blocks are), and no check finds anything wrong in a correct program
+err = profile("single", "secure", env=dict(os.environ, COREALLOC_SECURE="1"))
+expect_equal("misuse reports in secure mode", "corealloc: error" in err, False)
+secure = read(os.path.join(args.workdir, "secure.pb.gz"))
+expect_near("leak_site live bytes (secure mode)",
+            by_site(secure, SITES, "inuse_space").get("leak_site", 0), 4000 * KB, 0.2)
+expect_equal("churn_site live bytes (secure mode)",
+             by_site(secure, SITES, "inuse_space").get("churn_site", 0), 0)
 
 # --- four threads, one site: per-thread countdowns add up
 profile("threads", "threads")

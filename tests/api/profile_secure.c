@@ -1,0 +1,113 @@
+/* Heap profiling in secure mode (COREALLOC_SECURE=1 COREALLOC_PROFILE=1
+ * with a rate of one byte, so that every block is sampled): a sampled block
+ * is a large block of secure mode, so its usable size is the requested
+ * size, a write of one byte past it is reported at free, and the page after
+ * it is a guard that faults; the profile counts the sampled blocks live
+ * until they are freed. Run with LD_PRELOAD of libcorealloc.so. */
+#include <malloc.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "check.h"
+#include "corealloc.h"
+#include "probe.h"
+
+static bool reported(const char *log, const void *p, const char *what)
+{
+    char address[32];
+    snprintf(address, sizeof address, "%p", p);
+    return strstr(log, address) && strstr(log, what) && strstr(log, "corealloc: error:");
+}
+
+static sigjmp_buf fault_jump;
+
+static void on_fault(int sig)
+{
+    (void)sig;
+    siglongjmp(fault_jump, 1);
+}
+
+static bool write_faults(volatile unsigned char *at)
+{
+    struct sigaction fault = {.sa_handler = on_fault}, old_segv, old_bus;
+    sigaction(SIGSEGV, &fault, &old_segv);
+    sigaction(SIGBUS, &fault, &old_bus);
+    bool faulted = sigsetjmp(fault_jump, 1) != 0;
+    if (!faulted)
+        *at = 1;
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaction(SIGBUS, &old_bus, NULL);
+    return faulted;
+}
+
+/* The live bytes of every site in a dump written now. */
+static long long live_bytes(int (*dump)(const char *), const char *path)
+{
+    REQUIRE(dump(path) == 0);
+    FILE *f = fopen(path, "r");
+    REQUIRE(f != NULL);
+    static char line[65536];
+    long long total = 0, bytes;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "site %*s %*s %*s %*s %*s %lld", &bytes) == 1)
+            total += bytes;
+    fclose(f);
+    unlink(path);
+    return total;
+}
+
+int main(void)
+{
+    if (!corealloc_active())
+        return 77;
+    __typeof__(corealloc_profile_dump) *dump =
+        (__typeof__(corealloc_profile_dump) *)corealloc_symbol("corealloc_profile_dump");
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/corealloc-profile-secure-%d.heap", (int)getpid());
+
+    static const size_t sizes[] = {24, 100, 1000, 4000, 30000, 40000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        unsigned char *p = malloc(sizes[i]);
+        REQUIRE(p != NULL);
+        CHECK_EQ(malloc_usable_size(p), sizes[i]);
+        CHECK_EQ((uintptr_t)p % 4096, 0); /* sampled: a span of its own */
+        size_t room = (sizes[i] + 8 + 4095) & ~(size_t)4095; /* the block and its trailer, in pages */
+        CHECK_MSG(write_faults(p + room), "size %zu: the page after a sampled block is not a guard", sizes[i]);
+        memset(p, 0x11, sizes[i]);
+        capture_stderr_begin();
+        free(p);
+        const char *clean = capture_stderr_end();
+        CHECK_MSG(clean[0] == 0, "size %zu: a free within bounds reported: %s", sizes[i], clean);
+
+        p = malloc(sizes[i]);
+        REQUIRE(p != NULL);
+        ((volatile unsigned char *)p)[sizes[i]] ^= 0x40; /* one byte past */
+        capture_stderr_begin();
+        free(p);
+        const char *log = capture_stderr_end();
+        CHECK_MSG(reported(log, p, "written past its size"), "size %zu: a one-byte overflow went unseen: %s",
+                  sizes[i], log);
+    }
+
+    /* Frees end their samples (secure mode's free path asks the profiler). */
+    long long before = live_bytes(dump, path);
+    void *kept[10];
+    for (int i = 0; i < 10; i++) {
+        kept[i] = malloc(1000);
+        REQUIRE(kept[i] != NULL);
+    }
+    long long with = live_bytes(dump, path);
+    CHECK_MSG(with - before >= 10000 && with - before < 11000, "live bytes %lld -> %lld with 10 x 1000 kept",
+              before, with);
+    for (int i = 0; i < 10; i++)
+        free(kept[i]);
+    long long after = live_bytes(dump, path);
+    CHECK_MSG(with - after >= 10000, "live bytes %lld -> %lld with the 10 blocks freed", with, after);
+    return check_status();
+}
