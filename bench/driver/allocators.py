@@ -5,6 +5,9 @@ and any library given as name=path."""
 
 from __future__ import annotations
 
+import atexit
+import functools
+import shutil
 import sysconfig
 import tempfile
 from dataclasses import dataclass, field
@@ -62,6 +65,14 @@ def find_library(file_name: str) -> Path | None:
     return None
 
 
+@functools.cache
+def profile_scratch() -> Path:
+    """Where corealloc-prof runs write their profiles, removed at exit."""
+    directory = Path(tempfile.mkdtemp(prefix="corealloc-bench-profiles-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return directory
+
+
 def discover(build_dir: Path, shared_peers: Path = SHARED_PEERS_DIRECTORY) -> tuple[list[Allocator], list[Peer]]:
     """All known allocators that exist here, and the Debian peers that are missing."""
     found = [Allocator("glibc", None)]
@@ -73,10 +84,11 @@ def discover(build_dir: Path, shared_peers: Path = SHARED_PEERS_DIRECTORY) -> tu
                                    is_corealloc=True, ablation=True))
             # Secure mode's cost is part of every default comparison.
             found.append(Allocator("corealloc-secure", library, {"COREALLOC_SECURE": "1"}, is_corealloc=True))
-            # The heap profiler's cost: each run leaves its profile in the temporary directory.
+            # The heap profiler's cost: each run's profile goes to a scratch
+            # directory that is removed when the driver exits.
             found.append(Allocator("corealloc-prof", library, {
                 "COREALLOC_PROFILE": "1",
-                "COREALLOC_PROFILE_PREFIX": str(Path(tempfile.gettempdir()) / "corealloc-bench-profile")},
+                "COREALLOC_PROFILE_PREFIX": str(profile_scratch() / "profile")},
                 is_corealloc=True, ablation=True))
     missing = []
     for peer in PEERS:
