@@ -8,7 +8,8 @@ CMAKE_FLAGS ?=
 VENV        ?= .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all release debug test test-release test-debug check-aarch64 bench bench-quick install deb venv clean
+.PHONY: all release debug test test-release test-debug check-aarch64 bench bench-quick install deb venv clean \
+        system-test system-bench
 
 all: release
 
@@ -22,7 +23,7 @@ debug:
 
 # The whole suite on the release build, then again on the debug build with
 # internal assertions (valgrind-labelled tests run in the release pass only).
-test: test-release test-debug
+test: system-test test-release test-debug
 
 test-release: release venv
 	cd $(BUILD) && COREALLOC_PYTHON=$(abspath $(PYTHON)) ctest --output-on-failure -j $(JOBS)
@@ -38,6 +39,15 @@ check-aarch64:
 	ninja -C $(AARCH64_BUILD) corealloc corealloc_static unit_tests
 	cd $(AARCH64_BUILD) && ctest --output-on-failure -L unit
 
+# The system packages each command needs (tools/setup/debian-packages.txt):
+# a missing build tool stops with the one command that installs it; the
+# others are named, and what needs them is left out.
+system-test:
+	tools/setup/check_system.sh build test
+
+system-bench:
+	tools/setup/check_system.sh build bench
+
 $(PYTHON): requirements.txt
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements.txt
@@ -45,10 +55,10 @@ $(PYTHON): requirements.txt
 
 venv: $(PYTHON)
 
-bench: release venv
+bench: system-bench release venv
 	$(PYTHON) bench/driver/run.py --build $(BUILD) $(BENCH_ARGS)
 
-bench-quick: release venv
+bench-quick: system-bench release venv
 	$(PYTHON) bench/driver/run.py --build $(BUILD) --quick $(BENCH_ARGS)
 
 install: release
