@@ -58,7 +58,7 @@ void central_init(void)
     for (unsigned c = 0; c < SC_COUNT; c++) {
         classes[c].parked_limit = base_limit(c);
         lock_reset(&classes[c].lock);
-        lock_register_for_fork(&classes[c].lock);
+        lock_register_for_fork(&classes[c].lock, LOCK_RANK_CLASS);
     }
     batchpool_init();
 }

@@ -60,7 +60,7 @@ static struct large_stats st;
 
 void large_init(void)
 {
-    lock_register_for_fork(&heap_lock);
+    lock_register_for_fork(&heap_lock, LOCK_RANK_HEAP);
 }
 
 static unsigned bin_of(size_t pages)

@@ -52,7 +52,7 @@ static char *map_slabs(unsigned count)
 
 bool cpucache_init(void)
 {
-    lock_register_for_fork(&drain_lock);
+    lock_register_for_fork(&drain_lock, LOCK_RANK_DRAIN);
     if (!ARCH_HAS_RSEQ_SECTIONS ||
         rseq_init(ARCH_RSEQ_SIGNATURE, true) == RSEQ_SOURCE_NONE)
         return false;

@@ -71,7 +71,7 @@ static void thread_exit(void *slab_arg)
 
 void tcache_init(void)
 {
-    lock_register_for_fork(&live_lock);
+    lock_register_for_fork(&live_lock, LOCK_RANK_THREADS);
     exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 

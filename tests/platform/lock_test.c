@@ -1,22 +1,37 @@
-/* The fork registry of src/platform/lock.c: before fork every registered
- * lock is taken, after it the parent releases them all and the child
- * re-creates them, so a child can take a lock that a thread of the parent,
- * gone in the child, held at the fork. The registry's bound stops the
- * process rather than overflowing. */
+/* The locks and the fork registry of src/platform/lock.c.
+ *
+ *  - Before fork every registered lock is taken, after it the parent
+ *    releases them all and the child re-creates them, so a child can take
+ *    a lock that a thread of the parent, gone in the child, held at the fork.
+ *  - They are taken in rank order whatever the order of registration: a
+ *    thread that holds an outer lock while it waits for an inner one is
+ *    waited for, not deadlocked with (issue 13, D6).
+ *  - The debug build stops a wait against the rank order.
+ *  - The registry's bound stops the process rather than overflowing.
+ * Each scenario that could hang runs under the watchdog. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "platform/lock.h"
+#include "watchdog.h"
 
 #define LOCKS 8
+#define HANG_SECONDS 10
 
 static lock_t locks[LOCKS];
 static lock_t held_by_thread = LOCK_INIT;
+static lock_t outer = LOCK_INIT, inner = LOCK_INIT; /* registered inner first */
 static pthread_barrier_t taken, done;
+
+static void sleep_ms(unsigned ms)
+{
+    nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)ms * 1000000}, NULL);
+}
 
 /* Whether l is free: taken and given back at once. */
 static bool is_free(lock_t *l)
@@ -44,6 +59,7 @@ static int in_child(void (*f)(void))
     pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+        watchdog_arm(HANG_SECONDS, "child scenario", 0);
         f();
         _exit(check_status());
     }
@@ -62,22 +78,8 @@ static void child_after_fork(void)
         CHECK_MSG(is_free(&locks[i]), "lock %d after the child's reset", i);
 }
 
-static void child_overflowing_registry(void)
+static void registry(void)
 {
-    static lock_t many[1 << 16];
-    for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
-        lock_register_for_fork(&many[i]);
-    CHECK_MSG(false, "registered %zu locks without stopping", sizeof many / sizeof many[0]);
-}
-
-int main(void)
-{
-    for (int i = 0; i < LOCKS; i++) {
-        lock_reset(&locks[i]);
-        lock_register_for_fork(&locks[i]);
-    }
-    lock_register_for_fork(&held_by_thread);
-
     lock_fork_prepare();
     for (int i = 0; i < LOCKS; i++)
         CHECK_MSG(!is_free(&locks[i]), "lock %d not taken by lock_fork_prepare", i);
@@ -87,17 +89,94 @@ int main(void)
 
     /* A fork while another thread holds a registered lock. */
     pthread_t holder;
-    pthread_barrier_init(&taken, NULL, 2);
-    pthread_barrier_init(&done, NULL, 2);
     REQUIRE(pthread_create(&holder, NULL, hold_until_done, NULL) == 0);
     pthread_barrier_wait(&taken);
     int status = in_child(child_after_fork);
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
     pthread_barrier_wait(&done);
     pthread_join(holder, NULL);
+}
 
+static void *hold_outer_until_done(void *arg)
+{
+    (void)arg;
+    lock_acquire(&outer);
+    pthread_barrier_wait(&taken);
+    pthread_barrier_wait(&done);
+    lock_release(&outer);
+    return NULL;
+}
+
+static void *prepare_and_release(void *arg)
+{
+    (void)arg;
+    lock_fork_prepare();
+    lock_fork_parent();
+    return NULL;
+}
+
+/* The handlers wait for outer, ranked first, before they take anything
+ * else, though inner was registered first: a thread that held outer and
+ * waited for inner would be waited for, not deadlocked with. */
+static void rank_order(void)
+{
+    watchdog_arm(HANG_SECONDS, "scenario", 2);
+    pthread_t holder, forker;
+    REQUIRE(pthread_create(&holder, NULL, hold_outer_until_done, NULL) == 0);
+    pthread_barrier_wait(&taken);
+    REQUIRE(pthread_create(&forker, NULL, prepare_and_release, NULL) == 0);
+    sleep_ms(100);
+    CHECK_MSG(is_free(&inner), "inner taken before outer: the handlers follow registration, not rank");
+    CHECK_MSG(is_free(&locks[1]), "a later rank taken before outer");
+    pthread_barrier_wait(&done);
+    pthread_join(holder, NULL);
+    pthread_join(forker, NULL);
+}
+
+static void child_against_rank(void)
+{
+    lock_acquire(&inner);
+    lock_acquire(&outer);
+    lock_release(&outer);
+    lock_release(&inner);
+}
+
+static void child_overflowing_registry(void)
+{
+    static lock_t many[1 << 16];
+    for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
+        lock_register_for_fork(&many[i], LOCK_RANK_META);
+    CHECK_MSG(false, "registered %zu locks without stopping", sizeof many / sizeof many[0]);
+}
+
+static bool aborted(int status)
+{
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+int main(void)
+{
+    for (int i = 0; i < LOCKS; i++) {
+        lock_reset(&locks[i]);
+        lock_register_for_fork(&locks[i], LOCK_RANK_THREADS);
+    }
+    lock_register_for_fork(&held_by_thread, LOCK_RANK_META);
+    lock_register_for_fork(&inner, LOCK_RANK_HEAP);
+    lock_register_for_fork(&outer, LOCK_RANK_DRAIN);
+    pthread_barrier_init(&taken, NULL, 2);
+    pthread_barrier_init(&done, NULL, 2);
+
+    registry();
+    rank_order();
+    watchdog_stop();
+
+    int status = in_child(child_against_rank);
+#ifdef COREALLOC_DEBUG
+    CHECK_MSG(aborted(status), "a wait against the rank order: status %#x, not an abort", status);
+#else
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+#endif
     status = in_child(child_overflowing_registry);
-    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-              "overflowing the registry: status %#x, not an abort", status);
+    CHECK_MSG(aborted(status), "overflowing the registry: status %#x, not an abort", status);
     return check_status();
 }
