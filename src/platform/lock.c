@@ -69,6 +69,16 @@ void lock_reset(lock_t *l)
     pthread_mutex_init(&l->mutex, NULL);
 }
 
+/* glibc's lock of its list of streams (exported since glibc 2.2.5; weak:
+ * other C libraries have none). fork takes it after the fork handlers
+ * have run; a thread in fflush(NULL) holds it while it waits for a stream
+ * whose holder may be in malloc (getline), waiting for one of our locks.
+ * So the handlers take it first (glibc bug 19431). It is recursive, and
+ * owned by the thread in both processes: fork takes it again, and both
+ * handlers after fork give back the prepare handler's hold. */
+extern void _IO_list_lock(void) __attribute__((weak));
+extern void _IO_list_unlock(void) __attribute__((weak));
+
 static lock_t *fork_locks[MAX_FORK_LOCKS]; /* in rank order */
 static unsigned fork_lock_count;
 
@@ -87,6 +97,8 @@ void lock_register_for_fork(lock_t *l, enum lock_rank rank)
  * nesting of the library's own paths. */
 void lock_fork_prepare(void)
 {
+    if (_IO_list_lock)
+        _IO_list_lock();
     for (unsigned i = 0; i < fork_lock_count; i++)
         pthread_mutex_lock(&fork_locks[i]->mutex);
 }
@@ -95,10 +107,14 @@ void lock_fork_parent(void)
 {
     for (unsigned i = fork_lock_count; i-- > 0;)
         pthread_mutex_unlock(&fork_locks[i]->mutex);
+    if (_IO_list_unlock)
+        _IO_list_unlock();
 }
 
 void lock_fork_child(void)
 {
     for (unsigned i = 0; i < fork_lock_count; i++)
         lock_reset(fork_locks[i]);
+    if (_IO_list_unlock)
+        _IO_list_unlock();
 }

@@ -4,7 +4,9 @@
  * nest: a thread holding a lock waits only for locks of a later rank
  * (the debug build checks it on every wait). The fork handlers take every
  * registered lock in that order, so they wait for a holder the way every
- * other path does, never against it. */
+ * other path does, never against it; and first the C library's stream list
+ * lock, which fork takes after the handlers and whose holder may wait for
+ * ours. */
 #ifndef COREALLOC_LOCK_H
 #define COREALLOC_LOCK_H
 

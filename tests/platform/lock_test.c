@@ -6,6 +6,8 @@
  *  - They are taken in rank order whatever the order of registration: a
  *    thread that holds an outer lock while it waits for an inner one is
  *    waited for, not deadlocked with (issue 13, D6).
+ *  - The C library's stream list lock is taken first (glibc bug 19431,
+ *    issue 13, D7): fflush(NULL) waits until the parent's handler.
  *  - The debug build stops a wait against the rank order.
  *  - The registry's bound stops the process rather than overflowing.
  * Each scenario that could hang runs under the watchdog. */
@@ -133,6 +135,29 @@ static void rank_order(void)
     pthread_join(forker, NULL);
 }
 
+static bool list_flushed;
+static void *flush_all(void *arg)
+{
+    (void)arg;
+    fflush(NULL);
+    __atomic_store_n(&list_flushed, true, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void stdio_list_lock(void)
+{
+    watchdog_arm(HANG_SECONDS, "scenario", 3);
+    lock_fork_prepare();
+    pthread_t thread;
+    REQUIRE(pthread_create(&thread, NULL, flush_all, NULL) == 0);
+    sleep_ms(100);
+    CHECK_MSG(!__atomic_load_n(&list_flushed, __ATOMIC_ACQUIRE),
+              "fflush(NULL) ran while the fork handlers held the stream list");
+    lock_fork_parent();
+    pthread_join(thread, NULL);
+    CHECK(list_flushed);
+}
+
 static void child_against_rank(void)
 {
     lock_acquire(&inner);
@@ -168,6 +193,7 @@ int main(void)
 
     registry();
     rank_order();
+    stdio_list_lock();
     watchdog_stop();
 
     int status = in_child(child_against_rank);
