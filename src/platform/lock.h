@@ -3,14 +3,21 @@
  * Every lock has a rank, and the ranks are the one order in which locks
  * nest: a thread holding a lock waits only for locks of a later rank
  * (the debug build checks it on every wait). The fork handlers take every
- * registered lock in that order, so they wait for a holder the way every
- * other path does, never against it; and first the C library's stream list
- * lock, which fork takes after the handlers and whose holder may wait for
- * ours. */
+ * registered lock in that order, after the C library's stream list lock,
+ * which fork takes after the handlers and whose holder may wait for ours.
+ *
+ * A lock's word names its holder, set by the instruction that takes it, so
+ * a fork from a signal handler that interrupted the library knows exactly
+ * which locks the interrupted call holds: the handlers do not wait for
+ * those (they stay held, in both processes, for the call to release), nor
+ * for a lock whose holder waits, directly or through other holders, for
+ * one of those (that one is left alone in the parent and re-created in the
+ * child: see lock_fork_interrupted). A thread that takes a lock it holds
+ * already (the library re-entered from a signal handler) stops with a
+ * message instead of waiting for ever. */
 #ifndef COREALLOC_LOCK_H
 #define COREALLOC_LOCK_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,24 +37,32 @@ enum lock_rank {
 };
 
 typedef struct lock {
-    pthread_mutex_t mutex;
-    uint8_t rank; /* enum lock_rank */
+    uint32_t word;          /* 0 when free, else the holder's id (| LOCK_WAITERS) */
+    uint8_t rank;           /* enum lock_rank */
+    struct lock *waits_for; /* what the holder waits for, while it waits */
 } lock_t;
-#define LOCK_INIT {PTHREAD_MUTEX_INITIALIZER, LOCK_RANK_NONE}
+#define LOCK_INIT {0, LOCK_RANK_NONE, NULL}
 
 void lock_acquire(lock_t *l);
 bool lock_try(lock_t *l);
 void lock_release(lock_t *l);
-/* After fork() the child is single-threaded: a lock held by a thread that
- * no longer exists is re-created (free, its rank kept) rather than released. */
+/* Re-creates a lock, free (its rank kept). */
 void lock_reset(lock_t *l);
 
 /* fork() safety: every lock is registered once, with its rank; before fork
  * all are taken in rank order, after it released (parent) or re-created
- * (child). */
+ * (child), except as said above. */
 void lock_register_for_fork(lock_t *l, enum lock_rank rank);
 void lock_fork_prepare(void);
 void lock_fork_parent(void);
 void lock_fork_child(void);
+/* Whether the last fork came from a signal handler that interrupted the
+ * library in this thread (it held, or was taking, a lock). The child's
+ * handlers then take no lock (the interrupted call may hold it). A lock
+ * left to a waiting holder guards what that holder may have half done; the
+ * child goes on with it as it is, but for a drain of per-CPU caches, which
+ * it finishes (the purge thread's work, the likely case: glibc supports a
+ * fork from a signal handler only in a program of one thread). */
+bool lock_fork_interrupted(void);
 
 #endif

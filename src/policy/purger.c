@@ -11,6 +11,7 @@
 #include "core/sizeclass.h"
 #include "core/superblock.h"
 #include "frontend/frontend.h"
+#include "platform/lock.h"
 #include "platform/options.h"
 #include "platform/os.h"
 
@@ -174,7 +175,11 @@ void purger_fork_child(void)
 {
     bool was_running = __atomic_load_n(&state, __ATOMIC_RELAXED) == PURGER_RUNNING;
     __atomic_store_n(&state, PURGER_OFF, __ATOMIC_RELAXED);
-    if (was_running)
+    /* The child inherited what the parent's thread had to purge. Not after
+     * a fork from a signal handler that interrupted the library: creating
+     * a thread allocates, and the interrupted call may hold our locks; the
+     * child's next allocation that reaches a slow path starts it. */
+    if (was_running && !lock_fork_interrupted())
         purger_kick();
 }
 

@@ -14,7 +14,8 @@
  * thread-stack lock that pthread_create takes: started from a free, the
  * thread could deadlock its creator. */
 void purger_kick(void);
-/* In a forked child: the parent's thread is gone; start the child's own. */
+/* In a forked child: the parent's thread is gone; start the child's own
+ * (on demand, after a fork from a signal handler that interrupted us). */
 void purger_fork_child(void);
 /* Whether the background thread runs (for statistics and tests). */
 bool purger_running(void);

@@ -8,12 +8,19 @@
  *    waited for, not deadlocked with (issue 13, D6).
  *  - The C library's stream list lock is taken first (glibc bug 19431,
  *    issue 13, D7): fflush(NULL) waits until the parent's handler.
- *  - The debug build stops a wait against the rank order.
+ *  - A fork from a signal handler that interrupted a holder (issue 13, D8):
+ *    the handlers never wait for the locks the interrupted call holds,
+ *    which stay held in both processes, nor for a lock whose holder waits
+ *    for one of those, which the child re-creates. A lock the interrupted
+ *    call was waiting for is waited for and taken as any other.
+ *  - Taking a lock twice in one thread stops the program with a message;
+ *    the debug build also stops a wait against the rank order.
  *  - The registry's bound stops the process rather than overflowing.
  * Each scenario that could hang runs under the watchdog. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +61,18 @@ static void *hold_until_done(void *arg)
     return NULL;
 }
 
+/* Takes outer, then waits for inner: the nesting the ranks allow. */
+static void *outer_then_inner(void *arg)
+{
+    (void)arg;
+    lock_acquire(&outer);
+    pthread_barrier_wait(&taken);
+    lock_acquire(&inner);
+    lock_release(&inner);
+    lock_release(&outer);
+    return NULL;
+}
+
 /* Runs f in a child; returns its wait status. */
 static int in_child(void (*f)(void))
 {
@@ -85,6 +104,7 @@ static void registry(void)
     lock_fork_prepare();
     for (int i = 0; i < LOCKS; i++)
         CHECK_MSG(!is_free(&locks[i]), "lock %d not taken by lock_fork_prepare", i);
+    CHECK(!lock_fork_interrupted());
     lock_fork_parent();
     for (int i = 0; i < LOCKS; i++)
         CHECK_MSG(is_free(&locks[i]), "lock %d not released by lock_fork_parent", i);
@@ -158,6 +178,138 @@ static void stdio_list_lock(void)
     CHECK(list_flushed);
 }
 
+/* What a signal handler sees that forks while its thread's interrupted
+ * code holds locks[0] and another thread holds outer and waits for
+ * inner, which the interrupted code also holds. */
+static void child_of_interrupted(void)
+{
+    lock_fork_child();
+    CHECK(lock_fork_interrupted());
+    CHECK_MSG(!is_free(&locks[0]) && !is_free(&inner), "the interrupted call's locks stay its own");
+    CHECK_MSG(is_free(&outer), "a lock whose holder waited for the interrupted call is re-created");
+    for (int i = 1; i < LOCKS; i++)
+        CHECK_MSG(is_free(&locks[i]), "lock %d after the child's reset", i);
+    lock_release(&inner); /* as the interrupted call would */
+    lock_release(&locks[0]);
+    CHECK(is_free(&inner) && is_free(&locks[0]));
+}
+
+static void interrupted_holder(void)
+{
+    watchdog_arm(HANG_SECONDS, "scenario", 4);
+    lock_acquire(&locks[0]);
+    lock_acquire(&inner);
+    pthread_t thread;
+    REQUIRE(pthread_create(&thread, NULL, outer_then_inner, NULL) == 0);
+    pthread_barrier_wait(&taken);
+    sleep_ms(50); /* the thread now waits for inner */
+
+    lock_fork_prepare(); /* as a signal handler would, from inside the calls above */
+    CHECK(lock_fork_interrupted());
+    for (int i = 1; i < LOCKS; i++)
+        CHECK_MSG(!is_free(&locks[i]), "lock %d not taken by lock_fork_prepare", i);
+    fflush(stdout);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        child_of_interrupted();
+        _exit(check_status());
+    }
+    lock_fork_parent();
+    int status;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+    for (int i = 1; i < LOCKS; i++)
+        CHECK_MSG(is_free(&locks[i]), "lock %d not released by lock_fork_parent", i);
+    CHECK_MSG(!is_free(&outer), "the parent leaves the waiting thread's lock alone");
+    lock_release(&inner);
+    lock_release(&locks[0]);
+    pthread_join(thread, NULL);
+    CHECK(is_free(&outer) && is_free(&inner) && is_free(&locks[0]));
+}
+
+/* A signal handler that forks, interrupting this thread's wait for
+ * `waited`, which another thread holds and gives back a little later. */
+static lock_t waited = LOCK_INIT;
+static pid_t waiter_tid;
+static bool waiting, given_back, interrupted_seen, taken_after_give_back;
+
+static void fork_from_handler(int sig)
+{
+    (void)sig;
+    lock_fork_prepare();
+    interrupted_seen = lock_fork_interrupted();
+    taken_after_give_back = __atomic_load_n(&given_back, __ATOMIC_ACQUIRE);
+    pid_t pid = fork();
+    if (pid == 0) {
+        lock_fork_child();
+        CHECK_MSG(is_free(&waited), "the lock the interrupted call waited for, in the child");
+        _exit(check_status());
+    }
+    lock_fork_parent();
+    int status;
+    REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+}
+
+/* Whether the thread sleeps (its state in /proc is S). */
+static bool sleeping(pid_t tid)
+{
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    FILE *f = fopen(path, "r");
+    REQUIRE(f != NULL);
+    size_t got = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[got] = '\0';
+    const char *after_name = strrchr(stat, ')');
+    return after_name && after_name[1] == ' ' && after_name[2] == 'S';
+}
+
+static void *hold_then_interrupt(void *arg)
+{
+    pthread_t waiter = *(pthread_t *)arg;
+    lock_acquire(&waited);
+    pthread_barrier_wait(&taken);
+    /* Once the waiter has said it is about to wait, the only sleep left to
+     * it is the wait for the lock. */
+    while (!__atomic_load_n(&waiting, __ATOMIC_ACQUIRE) || !sleeping(waiter_tid))
+        sleep_ms(1);
+    REQUIRE(pthread_kill(waiter, SIGUSR1) == 0);
+    sleep_ms(50); /* the handler now waits for the lock too */
+    __atomic_store_n(&given_back, true, __ATOMIC_RELEASE);
+    lock_release(&waited);
+    return NULL;
+}
+
+static void interrupted_waiter(void)
+{
+    watchdog_arm(HANG_SECONDS, "scenario", 5);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fork_from_handler;
+    REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+    waiter_tid = gettid();
+    pthread_t self = pthread_self(), thread;
+    REQUIRE(pthread_create(&thread, NULL, hold_then_interrupt, &self) == 0);
+    pthread_barrier_wait(&taken);
+    __atomic_store_n(&waiting, true, __ATOMIC_RELEASE);
+    lock_acquire(&waited);
+    lock_release(&waited);
+    pthread_join(thread, NULL);
+    CHECK_MSG(interrupted_seen, "the handler did not see the interrupted wait");
+    CHECK_MSG(taken_after_give_back, "the handlers went on before the holder gave the lock back");
+    CHECK(is_free(&waited));
+    signal(SIGUSR1, SIG_DFL);
+}
+
+static void child_taking_twice(void)
+{
+    lock_acquire(&locks[1]);
+    lock_acquire(&locks[1]);
+    CHECK_MSG(false, "a lock taken twice by one thread did not stop the program");
+}
+
 static void child_against_rank(void)
 {
     lock_acquire(&inner);
@@ -188,15 +340,20 @@ int main(void)
     lock_register_for_fork(&held_by_thread, LOCK_RANK_META);
     lock_register_for_fork(&inner, LOCK_RANK_HEAP);
     lock_register_for_fork(&outer, LOCK_RANK_DRAIN);
+    lock_register_for_fork(&waited, LOCK_RANK_CLASS);
     pthread_barrier_init(&taken, NULL, 2);
     pthread_barrier_init(&done, NULL, 2);
 
     registry();
     rank_order();
     stdio_list_lock();
+    interrupted_holder();
+    interrupted_waiter();
     watchdog_stop();
 
-    int status = in_child(child_against_rank);
+    int status = in_child(child_taking_twice);
+    CHECK_MSG(aborted(status), "a lock taken twice: status %#x, not an abort", status);
+    status = in_child(child_against_rank);
 #ifdef COREALLOC_DEBUG
     CHECK_MSG(aborted(status), "a wait against the rank order: status %#x, not an abort", status);
 #else
