@@ -529,6 +529,7 @@ void large_free(struct span *s)
     release(s);
     keep_within_budget();
     lock_release(&heap_lock);
+    footprint_wake_purger(); /* after the lock: a purger that looked before us sees the span */
 }
 
 /* Grows s in place by absorbing the free span right after it. */
