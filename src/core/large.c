@@ -506,6 +506,25 @@ struct span *large_span_of(uintptr_t addr)
     return s && s->in_use ? s : NULL;
 }
 
+static bool in_free_span(const struct bins *bins, uintptr_t addr)
+{
+    for (unsigned b = 0; b < BIN_COUNT; b++)
+        for (const struct span *s = bins->list[b]; s; s = s->next)
+            if (addr >= s->start && addr < span_end(s))
+                return true;
+    return false;
+}
+
+bool large_is_free_page(uintptr_t addr)
+{
+    if (addr % OS_PAGE_SIZE)
+        return false;
+    lock_acquire(&heap_lock);
+    bool found = in_free_span(&resident_bins, addr) || in_free_span(&released_bins, addr);
+    lock_release(&heap_lock);
+    return found;
+}
+
 uintptr_t large_span_start(const struct span *s) { return s->start; }
 size_t large_span_size(const struct span *s) { return span_bytes(s) - (s->guarded ? OS_PAGE_SIZE : 0); }
 
