@@ -155,11 +155,18 @@ static size_t usable_size(struct location loc)
     return loc.size;
 }
 
+/* Why p, in no block of ours, cannot be freed: a page of a free large
+ * span was most likely a block freed already. */
+static const char *not_a_block(const void *p)
+{
+    return large_is_free_page((uintptr_t)p) ? "double free" : "not allocated by corealloc";
+}
+
 static void free_elsewhere(void *p, const char *call)
 {
     struct location loc = locate((uintptr_t)p);
     if (!loc.start)
-        diag_invalid_pointer(call, p, "not allocated by corealloc");
+        diag_invalid_pointer(call, p, not_a_block(p));
     else if (loc.start != (uintptr_t)p)
         diag_invalid_pointer(call, p, "not the start of a block");
     else if (loc.span) {
@@ -220,7 +227,7 @@ static struct location locate_block(const void *p, const char *call)
     if (loc.start == (uintptr_t)p)
         return loc;
     if (call)
-        diag_invalid_pointer(call, p, "not the start of a block allocated by corealloc");
+        diag_invalid_pointer(call, p, loc.start ? "not the start of a block" : not_a_block(p));
     return (struct location){0};
 }
 

@@ -50,17 +50,18 @@ EXPORT int corealloc_posix_memalign(void **out, size_t alignment, size_t size)
         return EINVAL;
     int saved = errno;
     void *p = alloc_aligned(alignment, size);
-    errno = saved; /* POSIX: the result is the return value, errno untouched */
     if (!p)
-        return ENOMEM;
+        return ENOMEM; /* errno too, as glibc sets it */
+    errno = saved;
     *out = p;
     return 0;
 }
 
 EXPORT void *corealloc_memalign(size_t alignment, size_t size)
 {
-    /* glibc accepts any alignment here and rounds it up to a power of two. */
-    if (alignment > ((size_t)1 << 40)) {
+    /* glibc accepts any alignment here up to half the address space and
+     * rounds it up to a power of two; one that large is then ENOMEM. */
+    if (alignment > SIZE_MAX / 2 + 1) {
         errno = EINVAL;
         return NULL;
     }

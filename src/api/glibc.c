@@ -105,6 +105,17 @@ EXPORT int mallopt(int param, int value)
         opt.huge_threshold = (size_t)value;
         large_set_release_threshold((size_t)value);
         return 1;
+    case M_MXFAST: /* glibc's bound: 80 * sizeof(size_t) / 4 */
+        return value >= 0 && value <= 160;
+    /* glibc's other parameters, accepted as glibc accepts them, mean
+     * nothing here: a program that checks the result goes on. */
+    case M_TOP_PAD:
+    case M_MMAP_MAX:
+    case M_CHECK_ACTION:
+    case M_PERTURB:
+    case M_ARENA_TEST:
+    case M_ARENA_MAX:
+        return 1;
     default:
         return 0;
     }

@@ -45,7 +45,6 @@ static void init_layers(void)
         secure_init();
     sb_set_retain_limit(opt.retain_bytes);
     zone_init(opt.zones); /* the front end's fast paths read where the zones are */
-    /* Locks register in the order they nest, outermost first (fork safety). */
     central_init();
     large_init();
     frontend_init();

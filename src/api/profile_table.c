@@ -33,7 +33,7 @@ static struct table sites, lives;
 
 void profile_table_init(void)
 {
-    lock_register_for_fork(&table_lock);
+    lock_register_for_fork(&table_lock, LOCK_RANK_PROFILE);
 }
 
 static uint64_t mix(uint64_t h) /* splitmix64's finaliser */

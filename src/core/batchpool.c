@@ -24,7 +24,7 @@ static bool put_since_release;
 
 void batchpool_init(void)
 {
-    lock_register_for_fork(&pool_lock);
+    lock_register_for_fork(&pool_lock, LOCK_RANK_NODES);
 }
 
 static struct batch *chunk_nodes(struct chunk *c) { return (struct batch *)c + 1; }

@@ -58,7 +58,7 @@ void central_init(void)
     for (unsigned c = 0; c < SC_COUNT; c++) {
         classes[c].parked_limit = base_limit(c);
         lock_reset(&classes[c].lock);
-        lock_register_for_fork(&classes[c].lock);
+        lock_register_for_fork(&classes[c].lock, LOCK_RANK_CLASS);
     }
     batchpool_init();
 }
@@ -200,7 +200,10 @@ static void shed_batches(struct central *ce, unsigned cls)
 void central_free(unsigned cls, void *const *objs, unsigned n)
 {
     struct central *ce = &classes[cls];
-    __atomic_fetch_add(&ce->spills, 1, __ATOMIC_RELAXED);
+    /* Counted before the purger is woken (it looks at the count once it
+     * has said it sleeps): one of the two sees the other. */
+    __atomic_fetch_add(&ce->spills, 1, __ATOMIC_SEQ_CST);
+    footprint_wake_purger();
     struct batch *b = n == sc_info[cls].batch && opt_free_blocks_wait() ? batchpool_get() : NULL;
     if (b) {
         memcpy(b->objects, objs, n * sizeof(void *));

@@ -5,6 +5,9 @@
 #include "core/meta.h"
 #include "core/pagemap.h"
 #include "platform/options.h"
+#include "platform/os.h"
+
+uint32_t footprint_purger_asleep;
 
 static size_t resident, resident_peak, lazy;
 static size_t limit, pressure;
@@ -73,4 +76,27 @@ void footprint_stats(struct footprint_stats *out)
     out->limit = limit;
     out->pressure = pressure;
     out->container = container;
+}
+
+void footprint_wake_purger_now(void)
+{
+    if (__atomic_exchange_n(&footprint_purger_asleep, 0, __ATOMIC_SEQ_CST))
+        os_futex_wake(&footprint_purger_asleep, 1);
+}
+
+void footprint_purger_will_sleep(void)
+{
+    __atomic_store_n(&footprint_purger_asleep, 1, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* before the last look for work */
+}
+
+void footprint_purger_sleep(void)
+{
+    while (__atomic_load_n(&footprint_purger_asleep, __ATOMIC_ACQUIRE))
+        os_futex_wait(&footprint_purger_asleep, 1);
+}
+
+void footprint_purger_stays_awake(void)
+{
+    __atomic_store_n(&footprint_purger_asleep, 0, __ATOMIC_RELAXED);
 }

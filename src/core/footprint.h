@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "platform/container.h"
 #include "platform/options.h"
@@ -43,5 +44,24 @@ static inline bool footprint_purge_at_once(void)
 {
     return opt.purge_delay_ms == 0 || footprint_under_pressure();
 }
+
+/* The purge thread sleeps, without waking, while nothing is left to purge
+ * (policy/purger.c). The paths that leave free memory behind wake it: a
+ * free that reaches the central layer or the page heap, and allocation
+ * slow paths (they grow the caches that frees then fill). While it is
+ * awake, a wake is one load. */
+extern INTERNAL_DATA uint32_t footprint_purger_asleep;
+void footprint_wake_purger_now(void);
+static inline void footprint_wake_purger(void)
+{
+    if (__builtin_expect(__atomic_load_n(&footprint_purger_asleep, __ATOMIC_SEQ_CST) != 0, 0))
+        footprint_wake_purger_now();
+}
+/* For the purge thread: says it is about to sleep (so a wake from now on
+ * is not lost; it then looks for work once more), sleeps until woken, or
+ * takes the saying back. */
+void footprint_purger_will_sleep(void);
+void footprint_purger_sleep(void);
+void footprint_purger_stays_awake(void);
 
 #endif

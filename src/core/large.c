@@ -60,7 +60,7 @@ static struct large_stats st;
 
 void large_init(void)
 {
-    lock_register_for_fork(&heap_lock);
+    lock_register_for_fork(&heap_lock, LOCK_RANK_HEAP);
 }
 
 static unsigned bin_of(size_t pages)
@@ -506,6 +506,25 @@ struct span *large_span_of(uintptr_t addr)
     return s && s->in_use ? s : NULL;
 }
 
+static bool in_free_span(const struct bins *bins, uintptr_t addr)
+{
+    for (unsigned b = 0; b < BIN_COUNT; b++)
+        for (const struct span *s = bins->list[b]; s; s = s->next)
+            if (addr >= s->start && addr < span_end(s))
+                return true;
+    return false;
+}
+
+bool large_is_free_page(uintptr_t addr)
+{
+    if (addr % OS_PAGE_SIZE)
+        return false;
+    lock_acquire(&heap_lock);
+    bool found = in_free_span(&resident_bins, addr) || in_free_span(&released_bins, addr);
+    lock_release(&heap_lock);
+    return found;
+}
+
 uintptr_t large_span_start(const struct span *s) { return s->start; }
 size_t large_span_size(const struct span *s) { return span_bytes(s) - (s->guarded ? OS_PAGE_SIZE : 0); }
 
@@ -529,6 +548,7 @@ void large_free(struct span *s)
     release(s);
     keep_within_budget();
     lock_release(&heap_lock);
+    footprint_wake_purger(); /* after the lock: a purger that looked before us sees the span */
 }
 
 /* Grows s in place by absorbing the free span right after it. */

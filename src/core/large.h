@@ -21,6 +21,10 @@ void large_init(void);
 void *large_alloc(size_t size, size_t align, bool *zeroed);
 /* The span in use that contains addr, or NULL. */
 struct span *large_span_of(uintptr_t addr);
+/* Whether addr is a page inside a free span: where a block was, most
+ * likely, so a free of it is a double free. A search of every free span:
+ * for reporting misuse only. */
+bool large_is_free_page(uintptr_t addr);
 uintptr_t large_span_start(const struct span *s);
 size_t large_span_size(const struct span *s);
 /* Frees the block: it stays resident for reuse, within the budget. */

@@ -78,5 +78,5 @@ size_t meta_bytes_mapped(void)
 
 void meta_init(void)
 {
-    lock_register_for_fork(&meta_lock);
+    lock_register_for_fork(&meta_lock, LOCK_RANK_META);
 }

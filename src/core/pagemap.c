@@ -18,7 +18,7 @@ static size_t bytes_mapped;
 
 void pagemap_init(void)
 {
-    lock_register_for_fork(&grow_lock);
+    lock_register_for_fork(&grow_lock, LOCK_RANK_PAGEMAP);
 }
 
 uintptr_t pagemap_get(uintptr_t addr)

@@ -28,7 +28,7 @@ static size_t retain_limit = (size_t)32 << 20;
 
 void sb_init(void)
 {
-    lock_register_for_fork(&chunk_lock);
+    lock_register_for_fork(&chunk_lock, LOCK_RANK_CHUNKS);
 }
 
 struct superblock *sb_of(uintptr_t addr)

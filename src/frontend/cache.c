@@ -215,6 +215,17 @@ void cache_slab_restart(void **slab)
     }
 }
 
+bool cache_slab_stopped(void **slab)
+{
+    return *cache_begin(slab, 0) == SLAB_STOPPED_BEGIN;
+}
+
+void cache_slab_forget(void **slab)
+{
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        cache_hdr(slab, c)->top = home(slab, c);
+}
+
 void cache_slab_flush(void **slab)
 {
     for (unsigned c = 0; c < SC_COUNT; c++) {

@@ -119,6 +119,10 @@ void cache_spill_push(void **slab, unsigned cls, void *p, size_t budget);
 void cache_slab_stop(void **slab);
 size_t cache_slab_take_stopped(void **slab);
 void cache_slab_restart(void **slab);
+/* For a drain cut short by fork (see cpucache_fork_child): whether the
+ * slab is stopped, and emptying it without returning its objects. */
+bool cache_slab_stopped(void **slab);
+void cache_slab_forget(void **slab);
 
 /* Returns every object the slab holds to the central layer. Single owner. */
 void cache_slab_flush(void **slab);

@@ -21,6 +21,7 @@ struct id_counters {
 } __attribute__((aligned(64)));
 static struct id_counters *counters;
 static lock_t drain_lock = LOCK_INIT;
+static bool draining; /* a drain is under way (drain lock held): see cpucache_fork_child */
 
 static void **slab_of(unsigned id)
 {
@@ -52,7 +53,7 @@ static char *map_slabs(unsigned count)
 
 bool cpucache_init(void)
 {
-    lock_register_for_fork(&drain_lock);
+    lock_register_for_fork(&drain_lock, LOCK_RANK_DRAIN);
     if (!ARCH_HAS_RSEQ_SECTIONS ||
         rseq_init(ARCH_RSEQ_SIGNATURE, true) == RSEQ_SOURCE_NONE)
         return false;
@@ -210,6 +211,7 @@ size_t cpucache_drain_all(void)
         return 0;
     size_t bytes = 0;
     lock_acquire(&drain_lock);
+    draining = true;
     for (unsigned id = 0; id < slab_count; id++)
         cache_slab_stop(slab_of(id));
     rseq_fence(-1); /* no section anywhere still uses the old bounds */
@@ -220,6 +222,7 @@ size_t cpucache_drain_all(void)
     rseq_fence(-1); /* nor an old top */
     for (unsigned id = 0; id < slab_count; id++)
         cache_slab_restart(slab_of(id));
+    draining = false;
     lock_release(&drain_lock);
     return bytes;
 }
@@ -229,14 +232,37 @@ size_t cpucache_drain_id(unsigned id)
     if (!cpucache_on() || id >= slab_count || !cache_slab_bytes_held(slab_of(id)))
         return 0; /* nothing to take: spare the fences */
     lock_acquire(&drain_lock);
+    draining = true;
     cache_slab_stop(slab_of(id));
     rseq_fence((int)id);
     size_t bytes = cache_slab_take_stopped(slab_of(id));
     forget_growth(id);
     rseq_fence((int)id);
     cache_slab_restart(slab_of(id));
+    draining = false;
     lock_release(&drain_lock);
     return bytes;
+}
+
+void cpucache_fork_child(void)
+{
+    /* A drain cut short: after a fork from a signal handler, the handlers
+     * left the drain lock to a thread that waited for the interrupted call
+     * (platform/lock.h), and that thread is gone. Which of the stopped
+     * stacks' objects reached the central layer is not known: the rest are
+     * lost to the child, never handed out twice. A drain that the
+     * interrupted call itself runs (the lock is then still held) finishes
+     * when the call goes on. */
+    if (!draining || !lock_try(&drain_lock))
+        return;
+    for (unsigned id = 0; id < slab_count; id++)
+        if (cache_slab_stopped(slab_of(id))) {
+            cache_slab_forget(slab_of(id));
+            cache_slab_restart(slab_of(id));
+            forget_growth(id);
+        }
+    draining = false;
+    lock_release(&drain_lock);
 }
 
 bool cpucache_holds(const void *p, unsigned cls)

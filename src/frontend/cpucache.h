@@ -24,6 +24,8 @@ void cpucache_free_slow(void *p, unsigned cls);
 size_t cpucache_drain_all(void);
 /* The same for one id's slab (nothing, and no fence, when it is empty). */
 size_t cpucache_drain_id(unsigned id);
+/* In a forked child: restarts the slabs of a drain the fork cut short. */
+void cpucache_fork_child(void);
 /* Slabs (ids) while the front end is on, else 0. */
 unsigned cpucache_id_count(void);
 /* Slow-path entries of one id, from an empty cache and a full one. */

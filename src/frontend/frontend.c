@@ -130,6 +130,7 @@ size_t frontend_bytes_held(unsigned *caches)
 void frontend_fork_child(void)
 {
     tcache_fork_child();
+    cpucache_fork_child();
 }
 
 unsigned frontend_id_count(void)

@@ -20,7 +20,8 @@ void frontend_drain(void);
 size_t frontend_drain_id(unsigned id);
 /* Bytes held in caches (approximate) and how many caches there are. */
 size_t frontend_bytes_held(unsigned *caches);
-/* In a forked child: forget the caches of threads that do not exist there. */
+/* In a forked child: forget the caches of threads that do not exist there,
+ * and restart those whose drain the fork cut short. */
 void frontend_fork_child(void);
 /* Ids of per-CPU caches (0 for front ends without them). */
 unsigned frontend_id_count(void);

@@ -54,7 +54,7 @@ void lockedcache_init(void)
     slabs = meta_alloc(count * sizeof *slabs);
     for (unsigned i = 0; slabs && i < count; i++) {
         lock_reset(&slabs[i].lock);
-        lock_register_for_fork(&slabs[i].lock);
+        lock_register_for_fork(&slabs[i].lock, LOCK_RANK_CACHE);
         slabs[i].slab = meta_alloc(cache_slab_bytes(CACHE_SHAPE_CPU));
         if (!slabs[i].slab) {
             slabs = NULL;

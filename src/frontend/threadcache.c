@@ -71,7 +71,7 @@ static void thread_exit(void *slab_arg)
 
 void tcache_init(void)
 {
-    lock_register_for_fork(&live_lock);
+    lock_register_for_fork(&live_lock, LOCK_RANK_THREADS);
     exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
@@ -155,7 +155,12 @@ bool tcache_holds(const void *p, unsigned cls)
 void tcache_fork_child(void)
 {
     /* Only the forking thread lives on in the child; the other slabs'
-     * objects are lost to the child, and their slabs can be reused. */
+     * objects are lost to the child, and their slabs can be reused. Not
+     * after a fork from a signal handler that interrupted the library: the
+     * interrupted call may hold the list's lock or metadata's, so the
+     * slabs are kept (their objects lost all the same). */
+    if (lock_fork_interrupted())
+        return;
     struct slab_owner *keep = tcache_slab ? owner_of(tcache_slab) : NULL;
     for (struct slab_owner *o = live, *next; o; o = next) {
         next = o->next;

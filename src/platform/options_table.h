@@ -43,7 +43,8 @@
     OPTION(PURGE_DELAY_MS, purge_delay_ms, MS, "1000", "",                                        \
            "free memory unused this long goes back to the OS, by a background thread, also "      \
            "while the program sleeps: empty superblocks, free spans, and the contents of caches " \
-           "and central batches that saw no traffic; `0` at once (no thread; caches stay at one " \
+           "and central batches that saw no traffic (with nothing left, the thread sleeps until " \
+           "a free or an allocation wakes it); `0` at once (no thread; caches stay at one "       \
            "batch per class and nothing is parked centrally, as in `TIGHT`), `-1` never (only "   \
            "`RETAIN_BYTES` and `malloc_trim`)")                                                   \
     OPTION(LIMIT_BYTES, limit_bytes, SIZE, "0", "",                                               \

@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -229,6 +231,20 @@ void os_sleep_ns(uint64_t ns)
     int saved = errno;
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+    errno = saved;
+}
+
+void os_futex_wait(uint32_t *word, uint32_t expected)
+{
+    int saved = errno;
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+    errno = saved;
+}
+
+void os_futex_wake(uint32_t *word, int count)
+{
+    int saved = errno;
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
     errno = saved;
 }
 

@@ -43,6 +43,10 @@ void os_advise_huge_pages(void *addr, size_t size, bool allow);
 /* What every new mapping gets from now on, until advised otherwise. */
 void os_set_huge_pages_default(bool allow);
 void os_sleep_ns(uint64_t ns);
+/* Sleeps while *word holds expected (or until woken, or a signal); wakes up
+ * to count sleepers of word. Process-private words only. */
+void os_futex_wait(uint32_t *word, uint32_t expected);
+void os_futex_wake(uint32_t *word, int count);
 /* 64 unpredictable bits from the kernel (getrandom), or, where it has none
  * to give, the clock mixed with addresses. Never allocates. */
 uint64_t os_random_seed(void);

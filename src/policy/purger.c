@@ -11,6 +11,7 @@
 #include "core/sizeclass.h"
 #include "core/superblock.h"
 #include "frontend/frontend.h"
+#include "platform/lock.h"
 #include "platform/options.h"
 #include "platform/os.h"
 
@@ -55,8 +56,19 @@ static bool unchanged_since(uint64_t activity, uint64_t *last, uint64_t *changed
     return true;
 }
 
-/* One pass: whatever has been free and untouched for the delay goes back. */
-static void purge_pass(uint64_t delay_ns)
+/* Free memory that a later pass would purge, where no traffic counter
+ * shows it: empty superblocks and free spans still resident. */
+static bool memory_waiting(void)
+{
+    struct large_stats large;
+    large_stats(&large);
+    return sb_bytes_retained() || large.bytes_free_resident;
+}
+
+/* One pass: whatever has been free and untouched for the delay goes back.
+ * Returns whether anything is left for a later pass: a cache or a class
+ * with traffic within the delay, or memory still waiting. */
+static bool purge_pass(uint64_t delay_ns)
 {
     uint64_t now = os_monotonic_ns();
     bool hard = footprint_under_pressure();
@@ -64,12 +76,13 @@ static void purge_pass(uint64_t delay_ns)
     enum os_purge_kind kind = opt_purge_kind();
 
     /* Classes are judged before caches are drained into them. */
-    bool class_idle[SC_COUNT];
+    bool class_idle[SC_COUNT], left = false;
     struct central_traffic traffic;
     for (unsigned c = 0; c < SC_COUNT; c++) {
         central_traffic(c, &traffic);
         class_idle[c] = unchanged_since(traffic.activity, &classes[c].activity, &classes[c].changed_ns, now) &&
                         (hard || classes[c].changed_ns <= horizon);
+        left |= !class_idle[c];
     }
 
     for (unsigned id = 0; id < id_count; id++) {
@@ -78,6 +91,8 @@ static void purge_pass(uint64_t delay_ns)
         if (unchanged_since(empty + full, &ids[id].activity, &ids[id].changed_ns, now) &&
             (hard || ids[id].changed_ns <= horizon))
             frontend_drain_id(id);
+        else
+            left = true;
     }
 
     for (unsigned c = 0; c < SC_COUNT; c++) {
@@ -110,6 +125,26 @@ static void purge_pass(uint64_t delay_ns)
     /* Nodes of the batches just drained, once whole chunks are empty. */
     batchpool_release();
     large_trim(horizon, kind);
+    return left || memory_waiting();
+}
+
+/* Whether the program allocated or freed through the central layer since
+ * the last pass judged it (our own draining excluded). */
+static bool traffic_since_pass(void)
+{
+    struct central_traffic traffic;
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        central_traffic(c, &traffic);
+        if (traffic.activity != classes[c].activity)
+            return true;
+    }
+    for (unsigned id = 0; id < id_count; id++) {
+        uint64_t empty, full;
+        frontend_id_misses(id, &empty, &full);
+        if (empty + full != ids[id].activity)
+            return true;
+    }
+    return false;
 }
 
 static void *purger_main(void *arg)
@@ -130,7 +165,16 @@ static void *purger_main(void *arg)
     }
     for (;;) {
         os_sleep_ns(period_ns);
-        purge_pass(delay_ns);
+        if (purge_pass(delay_ns))
+            continue;
+        /* Nothing is left: sleep until a free or an allocation wakes us
+         * rather than wake a few times per delay for nothing. What came
+         * before we said so is seen by this last look. */
+        footprint_purger_will_sleep();
+        if (traffic_since_pass() || memory_waiting())
+            footprint_purger_stays_awake();
+        else
+            footprint_purger_sleep();
     }
     return NULL;
 }
@@ -160,6 +204,7 @@ static void start_thread(void)
 
 void purger_kick(void)
 {
+    footprint_wake_purger();
     if (__builtin_expect(__atomic_load_n(&state, __ATOMIC_RELAXED) != PURGER_OFF, 1))
         return;
     if (opt.purge_delay_ms <= 0 || !__atomic_load_n(&process_ready, __ATOMIC_ACQUIRE))
@@ -174,7 +219,11 @@ void purger_fork_child(void)
 {
     bool was_running = __atomic_load_n(&state, __ATOMIC_RELAXED) == PURGER_RUNNING;
     __atomic_store_n(&state, PURGER_OFF, __ATOMIC_RELAXED);
-    if (was_running)
+    /* The child inherited what the parent's thread had to purge. Not after
+     * a fork from a signal handler that interrupted the library: creating
+     * a thread allocates, and the interrupted call may hold our locks; the
+     * child's next allocation that reaches a slow path starts it. */
+    if (was_running && !lock_fork_interrupted())
         purger_kick();
 }
 

@@ -43,10 +43,18 @@ static void test_posix_memalign(posix_memalign_fn fn)
         CHECK_EQ(errno, 1234);    /* POSIX: errno is not set */
     }
 
+    /* Out of memory: ENOMEM, returned and in errno, as glibc does (issue
+     * 13); success leaves errno alone. */
     volatile size_t huge = SIZE_MAX - 100;
     void *p = (void *)&bad;
+    errno = 0;
     CHECK_EQ(fn(&p, 64, huge), ENOMEM);
     CHECK(p == (void *)&bad);
+    CHECK_EQ(errno, ENOMEM);
+    errno = 1234;
+    CHECK_EQ(fn(&p, 64, 100), 0);
+    CHECK_EQ(errno, 1234);
+    free(p);
 }
 
 static void test_aligned_alloc(void)
@@ -87,6 +95,20 @@ static void test_memalign(void)
     for (int i = 0; i < N; i++) {
         CHECK_EQ(((unsigned char *)blocks[i])[999], i);
         free(blocks[i]);
+    }
+    /* An alignment past the address space is valid but cannot be had:
+     * ENOMEM; past half of size_t it is invalid (glibc's bounds, issue 13). */
+    static volatile size_t unattainable[] = {(size_t)1 << 47, (size_t)1 << 62, SIZE_MAX / 2 + 1};
+    for (size_t i = 0; i < sizeof unattainable / sizeof unattainable[0]; i++) {
+        errno = 0;
+        CHECK(memalign(unattainable[i], 16) == NULL);
+        CHECK_EQ(errno, ENOMEM);
+    }
+    static volatile size_t invalid[] = {SIZE_MAX / 2 + 2, SIZE_MAX};
+    for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
+        errno = 0;
+        CHECK(memalign(invalid[i], 16) == NULL);
+        CHECK_EQ(errno, EINVAL);
     }
 }
 

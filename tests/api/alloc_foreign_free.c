@@ -1,6 +1,7 @@
 /* free() of a pointer corealloc did not hand out: a stack address, a
  * global, an interior pointer of a live block (small, large, huge), an
- * mmap'd page. The library must report it once on stderr
+ * mmap'd page; or of a block freed already (small, large, huge: reported
+ * as a double free). The library must report it once on stderr
  * ("corealloc: error: ..." with the address as %p), keep running with an
  * intact heap that never hands out the foreign memory, and abort instead
  * when COREALLOC_ABORT_ON_ERROR=1.
@@ -78,6 +79,20 @@ static int child(const char *mode)
         if (region == MAP_FAILED)
             return 2;
         bad = region;
+    } else if (strncmp(mode, "double_", 7) == 0) {
+        size_t size = strcmp(mode, "double_small") == 0   ? 256
+                      : strcmp(mode, "double_large") == 0 ? 200000
+                      : strcmp(mode, "double_huge") == 0  ? (size_t)64 << 20
+                                                          : 0;
+        if (!size)
+            return 2;
+        bad = malloc(size);
+        if (!bad)
+            return 2;
+        free(bad);
+        region = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (region == MAP_FAILED)
+            return 2;
     } else {
         live_size = strcmp(mode, "interior_small") == 0   ? 256
                     : strcmp(mode, "interior_large") == 0 ? 200000
@@ -170,6 +185,8 @@ static int parent(const char *self, const char *mode, int abort_mode)
     if (!strstr(errors, address))
         dprintf(2, "address %s not in the report\n", address);
     CHECK(strstr(errors, address) != NULL);
+    if (strncmp(mode, "double_", 7) == 0)
+        CHECK_MSG(strstr(errors, "double free") != NULL, "a double free reported as: %s", errors);
     return check_status();
 }
 
@@ -179,7 +196,7 @@ int main(int argc, char **argv)
         return child(argv[1]);
     if (argc != 3 || (strcmp(argv[2], "report") != 0 && strcmp(argv[2], "abort") != 0)) {
         fprintf(stderr, "usage: %s stack|global|mmap|interior_small|interior_large|"
-                        "interior_huge report|abort\n", argv[0]);
+                        "interior_huge|double_small|double_large|double_huge report|abort\n", argv[0]);
         return 2;
     }
     return parent("/proc/self/exe", argv[1], strcmp(argv[2], "abort") == 0);

@@ -135,6 +135,13 @@ static void test_mallopt(void)
     CHECK_EQ(mallopt(M_TRIM_THRESHOLD, 1 << 20), 1);
     CHECK_EQ(mallopt(M_MMAP_THRESHOLD, 1 << 20), 1);
     CHECK_EQ(mallopt(12345, 1), 0);
+    /* glibc's other parameters are accepted as glibc accepts them, so a
+     * program that checks the result goes on (issue 13). */
+    static const int accepted[] = {M_TOP_PAD, M_MMAP_MAX, M_CHECK_ACTION, M_PERTURB, M_ARENA_TEST, M_ARENA_MAX};
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
+        CHECK_MSG(mallopt(accepted[i], 2) == 1, "mallopt(%d, 2)", accepted[i]);
+    CHECK_EQ(mallopt(M_MXFAST, 64), 1);
+    CHECK_EQ(mallopt(M_MXFAST, 1000), 0);
     void *p = malloc(2 << 20);
     REQUIRE(p != NULL);
     free(p);

@@ -2,7 +2,10 @@
  * (COREALLOC_PURGE_DELAY_MS), never with -1, at once with 0, and in a
  * forked child too.
  *
- *   decay idle <delay_ms>       RSS back near the baseline within 2 delays
+ *   decay idle <delay_ms>       RSS back near the baseline within 2 delays;
+ *                               then, nothing left to purge, the purge
+ *                               thread sleeps without waking, and a block
+ *                               freed meanwhile wakes it and goes back too
  *   decay never                 (delay -1) RSS stays up, no thread started
  *   decay immediate             (delay 0) freed blocks gone at once, small
  *                               ones too (nothing parked centrally, and the
@@ -12,6 +15,8 @@
  *                               most of what the burst of frees added
  *                               (nodes of the batches parked centrally)
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,14 +47,82 @@ static size_t allocate_and_free(bool small)
     return baseline;
 }
 
+/* The thread named name, or 0. */
+static pid_t thread_named(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    REQUIRE(d != NULL);
+    pid_t found = 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof comm, f) && strncmp(comm, name, strlen(name)) == 0)
+            found = (pid_t)atoi(e->d_name);
+        if (f)
+            fclose(f);
+    }
+    closedir(d);
+    return found;
+}
+
+/* The voluntary context switches of a thread of ours (one per sleep), read
+ * without allocating: a reading is no traffic. */
+static unsigned long switches_of(pid_t tid)
+{
+    char path[64], status[4096];
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+    int fd = open(path, O_RDONLY);
+    REQUIRE(fd >= 0);
+    ssize_t got = read(fd, status, sizeof status - 1);
+    close(fd);
+    REQUIRE(got > 0);
+    status[got] = '\0';
+    const char *at = strstr(status, "\nvoluntary_ctxt_switches:");
+    REQUIRE(at != NULL);
+    return strtoul(at + strlen("\nvoluntary_ctxt_switches:"), NULL, 10);
+}
+
+/* Whether tid makes no voluntary switch for quiet_ms, within timeout_ms. */
+static bool goes_quiet(pid_t tid, unsigned quiet_ms, unsigned timeout_ms)
+{
+    unsigned long last = switches_of(tid);
+    for (unsigned waited = 0, quiet = 0; waited < timeout_ms; waited += 50) {
+        sleep_ms(50);
+        unsigned long now = switches_of(tid);
+        quiet = now == last ? quiet + 50 : 0;
+        last = now;
+        if (quiet >= quiet_ms)
+            return true;
+    }
+    return false;
+}
+
 static void idle(unsigned delay_ms)
 {
+    enum { KEPT = 8 << 20 }; /* a block freed while the purger sleeps */
+    unsigned char *kept = malloc(KEPT);
+    REQUIRE(kept != NULL);
+    memset(kept, 1, KEPT);
     size_t baseline = allocate_and_free(true);
     /* Twice the delay, plus room for a slow machine. */
     size_t rss = wait_rss_at_most(baseline + SLACK, 2 * delay_ms + 1000);
     printf("after sleeping: %zu MiB\n", rss / MIB);
     CHECK(rss <= baseline + SLACK);
-    CHECK(stats_number("purger_running") == 1);
+
+    /* Nothing is left: the thread sleeps, no longer waking a few times a
+     * delay, through three delays. */
+    pid_t purger = thread_named("corealloc-purge");
+    REQUIRE_MSG(purger != 0, "no purge thread");
+    CHECK(stats_number("purger_running"));
+    CHECK_MSG(goes_quiet(purger, 3 * delay_ms, 6 * delay_ms + 2000), "the purge thread keeps waking with nothing to purge");
+    /* A free wakes it, and what it freed goes back. */
+    unsigned long before = switches_of(purger);
+    free(kept);
+    for (unsigned waited = 0; stats_number("large_free_unpurged_bytes") && waited < 2 * delay_ms + 1000; waited += 10)
+        sleep_ms(10);
+    CHECK_MSG(switches_of(purger) > before, "a free did not wake the purge thread");
+    CHECK_EQ(stats_number("large_free_unpurged_bytes"), 0);
 }
 
 static void metadata(unsigned delay_ms)
@@ -104,8 +177,7 @@ static void forked(unsigned delay_ms)
         printf("child: inherited %zu MiB, after sleeping %zu MiB (baseline %zu MiB)\n", inherited / MIB,
                rss / MIB, baseline / MIB);
         CHECK(inherited >= baseline + 2 * SLACK); /* the fork came before the purge */
-        CHECK(rss <= baseline + SLACK);
-        CHECK(stats_number("purger_running") == 1);
+        CHECK(rss <= baseline + SLACK); /* the child's own purger ran */
         _exit(check_status());
     }
     int status;

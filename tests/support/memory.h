@@ -13,7 +13,8 @@
 extern "C" {
 #endif
 
-/* Resident set size of this process, in bytes. */
+/* Resident set size of this process, in bytes. It and thread_count read
+ * /proc without allocating, so polling them is no traffic for the purger. */
 size_t rss_bytes(void);
 /* The transparent huge page advice of the mapping holding addr, from the
  * VmFlags of /proc/self/smaps: "hg" (MADV_HUGEPAGE), "nh" (MADV_NOHUGEPAGE)
@@ -23,7 +24,7 @@ const char *huge_page_flag(const void *addr);
  * program with a failure when corealloc is not loaded or the key is absent.
  * Booleans read as 0 and 1. */
 long long stats_number(const char *key);
-/* Threads in this process (entries of /proc/self/task). */
+/* Threads in this process (Threads: of /proc/self/status). */
 unsigned thread_count(void);
 /* Polls until rss_bytes() <= limit or timeout_ms passed; returns the last
  * reading. */
