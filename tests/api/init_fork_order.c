@@ -14,6 +14,7 @@
  * machine), and a child after as long.
  */
 #include "check.h"
+#include "forking.h"
 #include "pattern.h"
 #include "watchdog.h"
 
@@ -22,7 +23,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define FORK_SECONDS 10
@@ -60,15 +60,8 @@ static void *trimmer(void *arg)
 static void child(int f)
 {
     watchdog_arm(FORK_SECONDS, "child of fork", f);
-    for (unsigned n = 0; n < 64; n++) {
-        void *p = malloc(size_for(n));
-        if (!p)
-            _exit(3);
-        pattern_fill(p, size_for(n), n);
-        if (pattern_mismatch(p, size_for(n), n) != PATTERN_OK)
-            _exit(4);
-        free(p);
-    }
+    for (unsigned n = 0; n < 64; n++)
+        forked_child_allocation(size_for(n), n);
     _exit(0);
 }
 
@@ -85,15 +78,7 @@ int main(int argc, char **argv)
         REQUIRE(pthread_create(&threads[t], NULL, trimmer, NULL) == 0);
     for (int f = 0; f < forks; f++) {
         watchdog_arm(FORK_SECONDS, "fork", f);
-        pid_t pid = fork();
-        REQUIRE(pid >= 0);
-        if (pid == 0)
-            child(f);
-        int status;
-        REQUIRE(waitpid(pid, &status, 0) == pid);
-        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "fork %d: child status %#x (exit %d, signal %d)", f, status,
-                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        fork_and_check_child(f, child);
     }
     watchdog_arm(FORK_SECONDS, "joining the trimmers after fork", forks);
     atomic_store(&stop, true);

@@ -13,6 +13,7 @@
  * for STALL_SECONDS, and a child after as long.
  */
 #include "check.h"
+#include "forking.h"
 #include "pattern.h"
 #include "watchdog.h"
 
@@ -64,15 +65,8 @@ static void child(void)
     for (unsigned i = 0; i < LIVE; i++)
         if (blocks[i] && pattern_mismatch(blocks[i], sizes[i], seeds[i]) != PATTERN_OK)
             _exit(5);
-    for (unsigned n = 0; n < 50; n++) {
-        void *p = malloc(size_for(n));
-        if (!p)
-            _exit(3);
-        pattern_fill(p, size_for(n), n);
-        if (pattern_mismatch(p, size_for(n), n) != PATTERN_OK)
-            _exit(4);
-        free(p);
-    }
+    for (unsigned n = 0; n < 50; n++)
+        forked_child_allocation(size_for(n), n);
     _exit(0);
 }
 

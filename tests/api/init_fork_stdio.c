@@ -13,15 +13,15 @@
  * child take FORK_SECONDS, and a child after as long.
  */
 #include "check.h"
-#include "pattern.h"
+#include "forking.h"
 #include "watchdog.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define FORK_SECONDS 10
@@ -76,13 +76,7 @@ static void *reallocator(void *arg)
 static void child(int f)
 {
     watchdog_arm(FORK_SECONDS, "child of fork", f);
-    void *p = malloc(LINE_BYTES);
-    if (!p)
-        _exit(3);
-    pattern_fill(p, LINE_BYTES, 1);
-    if (pattern_mismatch(p, LINE_BYTES, 1) != PATTERN_OK)
-        _exit(4);
-    free(p);
+    forked_child_allocation(LINE_BYTES, 1);
     _exit(0);
 }
 
@@ -110,15 +104,7 @@ int main(int argc, char **argv)
         REQUIRE(pthread_create(&threads[t], NULL, bodies[t], NULL) == 0);
     for (int f = 0; f < forks; f++) {
         watchdog_arm(FORK_SECONDS, "fork", f);
-        pid_t pid = fork();
-        REQUIRE(pid >= 0);
-        if (pid == 0)
-            child(f);
-        int status;
-        REQUIRE(waitpid(pid, &status, 0) == pid);
-        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "fork %d: child status %#x (exit %d, signal %d)", f, status,
-                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        fork_and_check_child(f, child);
     }
     watchdog_arm(FORK_SECONDS, "joining the threads after fork", forks);
     atomic_store(&stop, true);

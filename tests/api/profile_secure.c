@@ -5,8 +5,6 @@
  * it is a guard that faults; the profile counts the sampled blocks live
  * until they are freed. Run with LD_PRELOAD of libcorealloc.so. */
 #include <malloc.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,36 +13,9 @@
 
 #include "capture.h"
 #include "check.h"
+#include "memory.h"
 #include "corealloc.h"
 #include "probe.h"
-
-static bool reported(const char *log, const void *p, const char *what)
-{
-    char address[32];
-    snprintf(address, sizeof address, "%p", p);
-    return strstr(log, address) && strstr(log, what) && strstr(log, "corealloc: error:");
-}
-
-static sigjmp_buf fault_jump;
-
-static void on_fault(int sig)
-{
-    (void)sig;
-    siglongjmp(fault_jump, 1);
-}
-
-static bool write_faults(volatile unsigned char *at)
-{
-    struct sigaction fault = {.sa_handler = on_fault}, old_segv, old_bus;
-    sigaction(SIGSEGV, &fault, &old_segv);
-    sigaction(SIGBUS, &fault, &old_bus);
-    bool faulted = sigsetjmp(fault_jump, 1) != 0;
-    if (!faulted)
-        *at = 1;
-    sigaction(SIGSEGV, &old_segv, NULL);
-    sigaction(SIGBUS, &old_bus, NULL);
-    return faulted;
-}
 
 /* The live bytes of every site in a dump written now. */
 static long long live_bytes(int (*dump)(const char *), const char *path)
@@ -78,7 +49,7 @@ int main(void)
         CHECK_EQ(malloc_usable_size(p), sizes[i]);
         CHECK_EQ((uintptr_t)p % 4096, 0); /* sampled: a span of its own */
         size_t room = (sizes[i] + 8 + 4095) & ~(size_t)4095; /* the block and its trailer, in pages */
-        CHECK_MSG(write_faults(p + room), "size %zu: the page after a sampled block is not a guard", sizes[i]);
+        CHECK_MSG(memory_write_faults(p + room), "size %zu: the page after a sampled block is not a guard", sizes[i]);
         memset(p, 0x11, sizes[i]);
         capture_stderr_begin();
         free(p);
@@ -91,7 +62,7 @@ int main(void)
         capture_stderr_begin();
         free(p);
         const char *log = capture_stderr_end();
-        CHECK_MSG(reported(log, p, "written past its size"), "size %zu: a one-byte overflow went unseen: %s",
+        CHECK_MSG(capture_reported(log, p, "written past its size"), "size %zu: a one-byte overflow went unseen: %s",
                   sizes[i], log);
     }
 

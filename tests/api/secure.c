@@ -10,8 +10,6 @@
  * Run with LD_PRELOAD of libcorealloc.so and COREALLOC_SECURE=1; the
  * reports are read back from stderr. */
 #include <malloc.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,20 +17,12 @@
 
 #include "capture.h"
 #include "check.h"
+#include "memory.h"
 #include "pattern.h"
 #include "probe.h"
 #include "rng.h"
 
 #define SUPERBLOCK ((uintptr_t)256 << 10) /* src/core/sizeclass.h, SB_SIZE */
-
-/* Whether the reports since capture_stderr_begin() name p with `what`. */
-static bool reported(const char *log, const void *p, const char *what)
-{
-    char address[32];
-    snprintf(address, sizeof address, "%p", p);
-    const char *at = strstr(log, address);
-    return at && strstr(log, what) && strstr(log, "corealloc: error:");
-}
 
 static void test_overflow_by_one(void)
 {
@@ -53,7 +43,7 @@ static void test_overflow_by_one(void)
         capture_stderr_begin();
         free(p);
         const char *log = capture_stderr_end();
-        CHECK_MSG(reported(log, p, "written past its size"), "size %zu: a one-byte overflow went unseen: %s",
+        CHECK_MSG(capture_reported(log, p, "written past its size"), "size %zu: a one-byte overflow went unseen: %s",
                   sizes[i], log);
     }
 }
@@ -73,7 +63,7 @@ static void test_write_after_free(void)
     }
     const char *log = capture_stderr_end();
     CHECK_MSG(again, "the freed block never came out again");
-    CHECK_MSG(reported(log, p, "written after it was freed"), "a write after free went unseen: %s", log);
+    CHECK_MSG(capture_reported(log, p, "written after it was freed"), "a write after free went unseen: %s", log);
     for (int i = 0; i < 512; i++)
         free(blocks[i]);
 }
@@ -87,8 +77,8 @@ static void test_bad_frees(void)
     free(p);
     free(q + 16);
     const char *log = capture_stderr_end();
-    CHECK_MSG(reported(log, p, "double free"), "double free unreported: %s", log);
-    CHECK_MSG(reported(log, q + 16, "not the start of a block"), "interior free unreported: %s", log);
+    CHECK_MSG(capture_reported(log, p, "double free"), "double free unreported: %s", log);
+    CHECK_MSG(capture_reported(log, q + 16, "not the start of a block"), "interior free unreported: %s", log);
     /* Nothing was obeyed: p comes out once, q is intact. */
     memset(q, 0x33, 64);
     char *a = malloc(64), *b = malloc(64);
@@ -116,27 +106,6 @@ static void test_random_order(void)
         free(blocks[i]);
 }
 
-static sigjmp_buf fault_jump;
-static void on_fault(int sig)
-{
-    (void)sig;
-    siglongjmp(fault_jump, 1);
-}
-
-/* Whether a write at `at` faults. */
-static bool write_faults(volatile unsigned char *at)
-{
-    struct sigaction fault = {.sa_handler = on_fault}, old_segv, old_bus;
-    sigaction(SIGSEGV, &fault, &old_segv);
-    sigaction(SIGBUS, &fault, &old_bus);
-    bool faulted = sigsetjmp(fault_jump, 1) != 0;
-    if (!faulted)
-        *at = 1;
-    sigaction(SIGSEGV, &old_segv, NULL);
-    sigaction(SIGBUS, &old_bus, NULL);
-    return faulted;
-}
-
 /* The last page of a block's superblock faults, and so does the page
  * after a large block (at every alignment); a freed large block's guard is
  * lifted: its pages serve the next blocks whole. */
@@ -146,7 +115,7 @@ static void test_guard_page(void)
     REQUIRE(p != NULL);
     volatile unsigned char *guard = (unsigned char *)(((uintptr_t)p & ~(SUPERBLOCK - 1)) + SUPERBLOCK - 4096);
     CHECK_MSG((uintptr_t)guard >= (uintptr_t)p + 20000, "a block reaches into the guard page");
-    CHECK_MSG(write_faults(guard + 100), "a write to a superblock's guard page did not fault");
+    CHECK_MSG(memory_write_faults(guard + 100), "a write to a superblock's guard page did not fault");
     free(p);
 
     static const size_t sizes[] = {40000, 100000, 4096 * 30, 3 << 20};
@@ -158,7 +127,7 @@ static void test_guard_page(void)
             CHECK_EQ((uintptr_t)q % alignments[a], 0);
             memset(q, 0x22, sizes[i]);
             size_t room = (sizes[i] + 8 + 4095) & ~(size_t)4095; /* the block and its trailer, in pages */
-            CHECK_MSG(write_faults(q + room), "size %zu: the page after a large block is not a guard", sizes[i]);
+            CHECK_MSG(memory_write_faults(q + room), "size %zu: the page after a large block is not a guard", sizes[i]);
             free(q);
         }
     /* The heap reuses what those blocks and their guards were. */

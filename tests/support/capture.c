@@ -3,6 +3,7 @@
 #include "capture.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -33,4 +34,11 @@ const char *capture_stderr_end(void)
     text[n] = '\0';
     close(capture_file);
     return text;
+}
+
+bool capture_reported(const char *log, const void *p, const char *what)
+{
+    char address[32];
+    snprintf(address, sizeof address, "%p", p);
+    return strstr(log, address) && strstr(log, what) && strstr(log, "corealloc: error:");
 }

@@ -4,10 +4,15 @@
 #ifndef COREALLOC_TEST_CAPTURE_H
 #define COREALLOC_TEST_CAPTURE_H
 
+#include <stdbool.h>
+
 /* From now on fd 2 writes to a fresh temporary file. */
 void capture_stderr_begin(void);
 /* Puts fd 2 back and returns what was written meanwhile (the first 64 KiB,
  * NUL-terminated; valid until the next call). */
 const char *capture_stderr_end(void);
+/* Whether a captured log holds a corealloc error report naming the
+ * address p and containing `what`. */
+bool capture_reported(const char *log, const void *p, const char *what);
 
 #endif

@@ -1,6 +1,8 @@
 #include "memory.h"
 
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -171,4 +173,25 @@ size_t churn_through(size_t total, unsigned threads, bool small, bool large)
     free(workers);
     pthread_barrier_destroy(&barrier);
     return peak;
+}
+
+static sigjmp_buf fault_jump;
+
+static void on_fault(int sig)
+{
+    (void)sig;
+    siglongjmp(fault_jump, 1);
+}
+
+bool memory_write_faults(volatile unsigned char *at)
+{
+    struct sigaction fault = {.sa_handler = on_fault}, old_segv, old_bus;
+    sigaction(SIGSEGV, &fault, &old_segv);
+    sigaction(SIGBUS, &fault, &old_bus);
+    bool faulted = sigsetjmp(fault_jump, 1) != 0;
+    if (!faulted)
+        *at = 1;
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaction(SIGBUS, &old_bus, NULL);
+    return faulted;
 }

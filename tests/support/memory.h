@@ -16,6 +16,9 @@ extern "C" {
 /* Resident set size of this process, in bytes. It and thread_count read
  * /proc without allocating, so polling them is no traffic for the purger. */
 size_t rss_bytes(void);
+/* Whether a write of one byte at `at` faults (SIGSEGV or SIGBUS, caught):
+ * for guard pages. */
+bool memory_write_faults(volatile unsigned char *at);
 /* The transparent huge page advice of the mapping holding addr, from the
  * VmFlags of /proc/self/smaps: "hg" (MADV_HUGEPAGE), "nh" (MADV_NOHUGEPAGE)
  * or "". */
