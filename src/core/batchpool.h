@@ -1,6 +1,7 @@
-/* Where batch nodes come from: aligned chunks of nodes, recycled through a
- * lock-free stack of empty nodes, whose pages go back to the OS once every
- * node of a chunk is empty again (a burst of frees can park thousands of
+/* Where batch nodes come from: aligned chunks of nodes, recycled through
+ * lock-free stacks of empty nodes (one per CPU, balanced through a shared
+ * stack of chains), whose pages go back to the OS once every node of a
+ * chunk is empty again (a burst of frees can park thousands of
  * batches; their nodes should not stay resident after it). */
 #ifndef COREALLOC_BATCHPOOL_H
 #define COREALLOC_BATCHPOOL_H

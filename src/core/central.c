@@ -13,14 +13,20 @@
 #include "platform/options.h"
 #include "platform/os.h"
 
+/* The stack's head is the line both sides of a hand-off write; the
+ * statistics each side counts are on lines of their own, written with
+ * plain increments (a lost one is an approximation, not an error). */
 struct central {
-    struct stack full;  /* batches of exactly the class's batch size */
-    uint32_t batches;   /* on the stack (approximate) */
+    struct stack full;  /* batches of exactly the class's batch size; its tag
+                         * counts them and the traffic */
     uint32_t parked_limit; /* batches kept parked before some go back (see shed_batches) */
-    uint64_t refills, spills;
+    _Alignas(64) uint64_t refills;
+    _Alignas(64) uint64_t spills;
+    uint64_t locked_spills; /* spills that took the lock (counted before the purger is woken) */
     _Alignas(64) lock_t lock;
-    uint64_t cuts;    /* refills that took blocks from superblocks */
-    uint64_t returns; /* blocks given back to superblocks */
+    uint64_t cuts;       /* refills that took blocks from superblocks */
+    uint64_t blocks_cut; /* blocks they took */
+    uint64_t returns;    /* blocks given back to superblocks */
     struct superblock *partial; /* superblocks with free or uncut blocks */
     uint64_t superblocks;
     uint64_t blocks_out;
@@ -28,6 +34,11 @@ struct central {
 } __attribute__((aligned(64)));
 
 static struct central classes[SC_COUNT];
+
+static void count_one(uint64_t *counter)
+{
+    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
 
 /* Batches parked centrally beyond a limit go back to their superblocks (so
  * those can empty and be purged). The limit starts at 2 MiB of a class
@@ -126,6 +137,20 @@ static void return_batch(struct central *ce, unsigned cls, struct batch *b)
     batchpool_put(b);
 }
 
+/* A class's first cuts take few blocks: a page's worth, doubling with
+ * every cut until a whole batch. Blocks cut are marked free (block_mark.h),
+ * so resident: a program that touches many classes a little does not pay a
+ * batch of each (up to 64 KiB) in every cache. Lock held. */
+#define CENTRAL_SLOW_START_CUTS 5u
+
+static unsigned cut_allowance(const struct central *ce, unsigned cls, unsigned n)
+{
+    if (ce->cuts >= CENTRAL_SLOW_START_CUTS)
+        return n;
+    size_t most = ((size_t)OS_PAGE_SIZE << ce->cuts) / sc_info[cls].size;
+    return most >= n ? n : most ? (unsigned)most : 1;
+}
+
 unsigned central_alloc(unsigned cls, void **out, unsigned n)
 {
     struct central *ce = &classes[cls];
@@ -133,11 +158,10 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     if (n == sc_info[cls].batch) {
         struct batch *b = stack_pop(&ce->full);
         if (b) {
-            __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
             memcpy(out, b->objects, b->count * sizeof(void *));
             got = b->count;
             batchpool_put(b);
-            __atomic_fetch_add(&ce->refills, 1, __ATOMIC_RELAXED);
+            count_one(&ce->refills);
             return got;
         }
     }
@@ -150,6 +174,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
         uint32_t grown = ce->parked_limit * 2;
         __atomic_store_n(&ce->parked_limit, grown < most ? grown : most, __ATOMIC_RELAXED);
     }
+    n = cut_allowance(ce, cls, n);
     while (got < n) {
         struct superblock *sb = ce->partial;
         if (!sb) {
@@ -173,9 +198,10 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     }
     ce->blocks_out += got;
     ce->cuts++;
+    ce->blocks_cut += got;
     lock_release(&ce->lock);
     counters_add_held((ptrdiff_t)(got * sc_info[cls].size));
-    __atomic_fetch_add(&ce->refills, 1, __ATOMIC_RELAXED);
+    count_one(&ce->refills);
     return got;
 }
 
@@ -184,13 +210,12 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
 static void shed_batches(struct central *ce, unsigned cls)
 {
     uint32_t limit = __atomic_load_n(&ce->parked_limit, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) <= limit || !lock_try(&ce->lock))
+    if (stack_depth(&ce->full) <= limit || !lock_try(&ce->lock))
         return;
-    while (__atomic_load_n(&ce->batches, __ATOMIC_RELAXED) > limit / 2) {
+    while (stack_depth(&ce->full) > limit / 2) {
         struct batch *old = stack_pop(&ce->full);
         if (!old)
             break;
-        __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
         return_batch(ce, cls, old);
     }
     ce->shed = true;
@@ -200,18 +225,21 @@ static void shed_batches(struct central *ce, unsigned cls)
 void central_free(unsigned cls, void *const *objs, unsigned n)
 {
     struct central *ce = &classes[cls];
-    /* Counted before the purger is woken (it looks at the count once it
-     * has said it sleeps): one of the two sees the other. */
-    __atomic_fetch_add(&ce->spills, 1, __ATOMIC_SEQ_CST);
-    footprint_wake_purger();
+    count_one(&ce->spills);
+    /* The traffic is counted (the push's tag, or locked_spills, each by an
+     * atomic read-modify-write) before the purger is woken: it looks at
+     * the traffic once it has said it sleeps, so one of the two sees the
+     * other. */
     struct batch *b = n == sc_info[cls].batch && opt_free_blocks_wait() ? batchpool_get() : NULL;
     if (b) {
         memcpy(b->objects, objs, n * sizeof(void *));
         b->count = n;
         stack_push(&ce->full, b);
-        __atomic_fetch_add(&ce->batches, 1, __ATOMIC_RELAXED);
+        footprint_wake_purger();
         shed_batches(ce, cls);
     } else {
+        __atomic_fetch_add(&ce->locked_spills, 1, __ATOMIC_SEQ_CST);
+        footprint_wake_purger();
         lock_acquire(&ce->lock);
         return_objects(ce, cls, objs, n);
         lock_release(&ce->lock);
@@ -223,10 +251,8 @@ size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_th
 {
     struct central *ce = &classes[cls];
     lock_acquire(&ce->lock);
-    for (struct batch *b; batches_back && (b = stack_pop(&ce->full)); batches_back--) {
-        __atomic_fetch_sub(&ce->batches, 1, __ATOMIC_RELAXED);
+    for (struct batch *b; batches_back && (b = stack_pop(&ce->full)); batches_back--)
         return_batch(ce, cls, b);
-    }
     if (batches_back == CENTRAL_ALL_BATCHES) {
         __atomic_store_n(&ce->parked_limit, base_limit(cls), __ATOMIC_RELAXED);
         ce->shed = false;
@@ -261,7 +287,7 @@ bool central_holds(unsigned cls, const void *p)
     struct central *ce = &classes[cls];
     /* Node memory is never unmapped, and a walk longer than the parked
      * batches has strayed onto another stack: stop there. */
-    unsigned steps = __atomic_load_n(&ce->batches, __ATOMIC_RELAXED) + 1;
+    unsigned steps = stack_depth(&ce->full) + 1;
     for (struct batch *b = stack_peek(&ce->full); b && steps--; b = __atomic_load_n(&b->next, __ATOMIC_RELAXED)) {
         unsigned count = __atomic_load_n(&b->count, __ATOMIC_RELAXED);
         for (unsigned i = 0; i < count && i < SC_BATCH_MAX; i++)
@@ -274,10 +300,14 @@ bool central_holds(unsigned cls, const void *p)
 void central_traffic(unsigned cls, struct central_traffic *out)
 {
     struct central *ce = &classes[cls];
-    out->activity = __atomic_load_n(&ce->refills, __ATOMIC_RELAXED) + __atomic_load_n(&ce->spills, __ATOMIC_RELAXED);
-    out->cuts = __atomic_load_n(&ce->cuts, __ATOMIC_RELAXED);
+    out->activity = stack_traffic(&ce->full) + __atomic_load_n(&ce->cuts, __ATOMIC_RELAXED) +
+                    __atomic_load_n(&ce->locked_spills, __ATOMIC_RELAXED);
+    out->blocks_cut = __atomic_load_n(&ce->blocks_cut, __ATOMIC_RELAXED);
+    uint64_t capacity = __atomic_load_n(&ce->superblocks, __ATOMIC_RELAXED) * sc_info[cls].blocks,
+             out_now = __atomic_load_n(&ce->blocks_out, __ATOMIC_RELAXED);
+    out->blocks_free = capacity > out_now ? capacity - out_now : 0;
     out->returns = __atomic_load_n(&ce->returns, __ATOMIC_RELAXED);
-    out->parked = __atomic_load_n(&ce->batches, __ATOMIC_RELAXED);
+    out->parked = stack_depth(&ce->full);
 }
 
 void central_class_stats(unsigned cls, struct central_class_stats *out)
@@ -285,7 +315,7 @@ void central_class_stats(unsigned cls, struct central_class_stats *out)
     struct central *ce = &classes[cls];
     out->superblocks = __atomic_load_n(&ce->superblocks, __ATOMIC_RELAXED);
     out->blocks_out = __atomic_load_n(&ce->blocks_out, __ATOMIC_RELAXED);
-    out->batches_central = __atomic_load_n(&ce->batches, __ATOMIC_RELAXED);
+    out->batches_central = stack_depth(&ce->full);
     out->refills = __atomic_load_n(&ce->refills, __ATOMIC_RELAXED);
     out->spills = __atomic_load_n(&ce->spills, __ATOMIC_RELAXED);
 }

@@ -37,8 +37,9 @@ bool central_holds(unsigned cls, const void *p);
 /* The class's traffic so far, for the purger to judge what is unused. */
 struct central_traffic {
     uint64_t activity; /* batch transfers: unchanged means no traffic */
-    uint64_t cuts;     /* refills that had to take blocks from superblocks */
-    uint64_t returns;  /* blocks given back to superblocks */
+    uint64_t blocks_cut;  /* blocks refills had to take from superblocks */
+    uint64_t blocks_free; /* free in the class's superblocks now (approximate) */
+    uint64_t returns;     /* blocks given back to superblocks */
     uint32_t parked;   /* batches parked now (approximate) */
 };
 void central_traffic(unsigned cls, struct central_traffic *out);

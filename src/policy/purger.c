@@ -33,7 +33,7 @@ static unsigned id_count;
 struct class_watch {
     uint64_t activity, changed_ns;
     uint64_t window_ns;     /* when the window began */
-    uint64_t cuts;          /* refills that cut from superblocks, at its start */
+    uint64_t blocks_cut;    /* blocks refills cut from superblocks, at its start */
     uint32_t low_water;     /* fewest batches seen parked in it */
     uint64_t holes_scanned; /* blocks returned to superblocks at the last
                                scan for free pages: unchanged, a scan would
@@ -105,9 +105,12 @@ static bool purge_pass(uint64_t delay_ns)
          * as old as the delay: back to their superblocks, and what empties
          * is purged with no more wait. A busy class gives back the batches
          * that stayed parked all through the window, and its free pages
-         * if no refill needed blocks from superblocks in it. */
+         * if refills cut fewer blocks from superblocks in it than half
+         * the free blocks there: most of that memory was not needed, and
+         * refaulting what is cut again costs less than the pages held. */
         uint32_t back = class_idle[c] ? CENTRAL_ALL_BATCHES : window_over ? w->low_water : 0;
-        bool pages_unused = class_idle[c] || (window_over && traffic.cuts == w->cuts);
+        bool pages_unused =
+            class_idle[c] || (window_over && 2 * (traffic.blocks_cut - w->blocks_cut) < traffic.blocks_free);
         central_trim_class(c, back, class_idle[c] ? now : horizon, kind);
         central_traffic(c, &traffic);
         w->activity = traffic.activity; /* our own draining is not the program's traffic */
@@ -117,7 +120,7 @@ static bool purge_pass(uint64_t delay_ns)
         }
         if (window_over) {
             w->window_ns = now;
-            w->cuts = traffic.cuts;
+            w->blocks_cut = traffic.blocks_cut;
             w->low_water = traffic.parked;
         }
     }

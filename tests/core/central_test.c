@@ -2,13 +2,16 @@
  * full batches (the lock-free stack) and odd counts (the superblock path).
  * Every object taken is tagged with its holder by an atomic exchange on its
  * first word, so an object handed to two holders at once is caught; counts
- * in and out must balance; trimming returns the superblocks. */
+ * in and out must balance; trimming returns the superblocks. A class's
+ * first cuts are short (the slow start), so the classes are warmed first. */
 #include <stdint.h>
 
 #include "api/alloc.h"
 #include "api/init.h"
 #include "core/central.h"
 #include "core/sizeclass.h"
+#include "platform/os.h"
+#include "central_warm.h"
 #include "check.h"
 #include "rng.h"
 #include "threads.h"
@@ -59,9 +62,32 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* The first cuts of a class nothing has used take a page's worth of
+ * blocks, doubling each time until a whole batch. */
+static void test_slow_start(unsigned cls)
+{
+    struct central_class_stats stats;
+    central_class_stats(cls, &stats);
+    REQUIRE_MSG(stats.refills == 0, "class %u was used before the test", cls);
+    unsigned batch = sc_info[cls].batch, cuts = 0;
+    REQUIRE(OS_PAGE_SIZE / sc_info[cls].size > 0 && OS_PAGE_SIZE / sc_info[cls].size < batch);
+    void *objs[SC_BATCH_MAX];
+    for (unsigned got = 0; got < batch; cuts++) {
+        unsigned expect = (unsigned)(((size_t)OS_PAGE_SIZE << cuts) / sc_info[cls].size);
+        got = central_alloc(cls, objs, batch);
+        CHECK_MSG(got == (expect < batch ? expect : batch), "cut %u of class %u: %u blocks, expected %u", cuts,
+                  cls, got, expect < batch ? expect : batch);
+        central_free(cls, objs, got);
+        REQUIRE(got > 0 && cuts < 8);
+    }
+}
+
 int main(void)
 {
     init_ensure();
+    test_slow_start(sc_of(1792));
+    for (unsigned i = 0; i < sizeof test_classes / sizeof test_classes[0]; i++)
+        central_warm(test_classes[i]);
     struct central_class_stats before[SC_COUNT], after;
     for (unsigned c = 0; c < SC_COUNT; c++)
         central_class_stats(c, &before[c]);
