@@ -45,9 +45,9 @@ static void init_layers(void)
         secure_init();
     sb_set_retain_limit(opt.retain_bytes);
     zone_init(opt.zones); /* the front end's fast paths read where the zones are */
+    frontend_init(); /* chooses the batch size the central layer's limits are in */
     central_init();
     large_init();
-    frontend_init();
     profile_init();
     sb_init();
     pagemap_init();

@@ -34,15 +34,22 @@ void sizeclass_init(void)
         sc_start_mult[c] = UINT64_MAX / sc->size + 1 + !(sc->size & (sc->size - 1));
         sc->start_step = (uint32_t)(sc_start_mult[c] * sc->size);
         /* A per-thread cache may hold up to 256 KiB of a class (at least
-         * 8, at most 256 objects; its capacity grows to that with demand);
-         * batches are a quarter of that, 2 to SC_BATCH_MAX objects. */
+         * 8, at most 256 objects; its capacity grows to that with demand). */
         sc->limit = (uint16_t)clamp((unsigned)((256u << 10) / sc->size), 8, 256);
-        sc->batch = (uint16_t)clamp(sc->limit / 4u, 2, SC_BATCH_MAX);
     }
+    sizeclass_set_batch_max(SC_BATCH_THREAD);
     unsigned cls = 0;
     for (size_t n = 0; n <= SC_LUT_MAX; n++) {
         while (class_size(cls) < n)
             cls++;
         sc_lut[n] = (uint8_t)cls;
     }
+}
+
+void sizeclass_set_batch_max(unsigned most)
+{
+    /* A quarter of what a per-thread cache may hold, 2 to most objects:
+     * at most 64 KiB a batch. */
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        sc_info[c].batch = (uint16_t)clamp(sc_info[c].limit / 4u, 2, most < SC_BATCH_MAX ? most : SC_BATCH_MAX);
 }

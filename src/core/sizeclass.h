@@ -18,8 +18,11 @@
 /* The smallest class, and the alignment every larger request gets. */
 #define SC_MIN_SIZE 8
 #define SC_ALIGN 16
-/* Most objects moved between a cache and the central layer at once. */
-#define SC_BATCH_MAX 32
+/* Most objects moved between a cache and the central layer at once: per-CPU
+ * caches move up to SC_BATCH_MAX, per-thread caches (each thread holds a
+ * batch of a class at least) up to SC_BATCH_THREAD. */
+#define SC_BATCH_MAX 64
+#define SC_BATCH_THREAD 32
 /* Superblocks: aligned runs of blocks of one class. */
 #define SB_SHIFT 18
 #define SB_SIZE ((size_t)1 << SB_SHIFT)
@@ -45,6 +48,9 @@ extern INTERNAL_DATA uint64_t sc_start_mult[SC_COUNT];
 extern INTERNAL_DATA uint8_t sc_lut[SC_LUT_MAX + 1];
 
 void sizeclass_init(void);
+/* Batches of up to most objects (at most SC_BATCH_MAX; SC_BATCH_THREAD
+ * until called): for the front end to set once, before any batch moves. */
+void sizeclass_set_batch_max(unsigned most);
 
 /* The class of a request of n bytes, n <= SMALL_MAX. Constant time. */
 static inline unsigned sc_of(size_t n)

@@ -2,6 +2,7 @@
 
 #include "core/central.h"
 #include "core/meta.h"
+#include "core/sizeclass.h"
 #include "frontend/cache.h"
 #include "frontend/fastpath.h"
 #include "platform/lock.h"
@@ -64,6 +65,11 @@ bool cpucache_init(void)
     char *slabs = counters ? map_slabs(count) : NULL;
     if (!slabs)
         return false;
+    /* A CPU's cache holds far more than a thread's, and the batch is what
+     * a producer/consumer pair pays a hand-off for: twice the per-thread
+     * batch (a per-thread cache holds a batch of a class at least, a cost
+     * multiplied by the threads). Before any batch moves. */
+    sizeclass_set_batch_max(SC_BATCH_MAX);
     for (unsigned id = 0; id < count; id++)
         cache_slab_format((void **)(slabs + ((size_t)id << SLAB_SHIFT)), CACHE_SHAPE_CPU);
     slab_count = count;
