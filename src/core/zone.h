@@ -1,9 +1,12 @@
-/* Address-space zones (PALLOC2's aligned size-class areas): one aligned
- * reservation holds a zone per small size class, then a zone for large
- * spans. For a pointer inside a class zone, the class is arithmetic on the
+/* Address-space zones (PALLOC2's aligned size-class areas): a zone per
+ * small size class, side by side, then the address space of large spans.
+ * For a pointer inside a class zone, the class is arithmetic on the
  * address and the superblock descriptor sits at a computed address in the
- * zone's first pages. Without the reservation, the base is a sentinel that
- * no user pointer can match and every lookup falls to the page map. */
+ * zone's first pages. Nothing is reserved: each zone's fast entries are
+ * mapped at start-up, the rest (descriptors, bitmaps, superblocks) as the
+ * class needs it, so the address space held grows with use. Without zones
+ * the base is a sentinel that no user pointer can match and every lookup
+ * falls to the page map. */
 #ifndef COREALLOC_ZONE_H
 #define COREALLOC_ZONE_H
 
@@ -14,10 +17,8 @@
 #include "core/sizeclass.h"
 #include "platform/compiler.h"
 
-#define ZONE_SHIFT 36 /* 64 GiB per size class */
+#define ZONE_SHIFT 34 /* 16 GiB per size class */
 #define ZONE_SIZE ((uintptr_t)1 << ZONE_SHIFT)
-#define REGION_SHIFT 43 /* 8 TiB: 73 class zones, the rest for large spans */
-#define REGION_SIZE ((uintptr_t)1 << REGION_SHIFT)
 #define SMALL_ZONES_SIZE ((uintptr_t)SC_COUNT << ZONE_SHIFT)
 #define ZONE_NO_REGION ((uintptr_t)1 << 63) /* not a user address */
 /* A zone starts with a descriptor of this size per superblock (struct
@@ -26,7 +27,10 @@
  * side, so the free fast path finds both in one cache line, four
  * superblocks' entries to a line), then the superblocks' bitmaps
  * (zone.c), then the superblocks. The superblock slots those areas
- * overlap are never used. */
+ * overlap are never used. The fast entries are mapped whole at start-up
+ * (1 MiB a zone): the free fast path reads the entry of any address that
+ * passes its range check. The other areas are mapped as superblocks are
+ * taken. */
 #define ZONE_DESCRIPTOR_BYTES 64
 #define ZONE_SUPERBLOCKS (ZONE_SIZE >> SB_SHIFT)
 struct zone_fast_entry {
@@ -46,7 +50,8 @@ _Static_assert((ZONE_FAST_ENTRIES_OFFSET + ZONE_FAST_ENTRIES_AREA + ZONE_SUPERBL
 
 extern INTERNAL_DATA uintptr_t zone_region_base;
 
-/* Reserves the region (unless disabled). Returns true when zones are on. */
+/* Places the zones and maps their fast entries (unless disabled). Returns
+ * true when zones are on. */
 bool zone_init(bool enabled);
 bool zone_active(void);
 
@@ -86,14 +91,28 @@ static inline struct zone_fast_entry *zone_fast_entry_of(uintptr_t addr)
     return (struct zone_fast_entry *)(base + ZONE_FAST_ENTRIES_OFFSET + index_bytes);
 }
 
-/* Address of the next never-used superblock of the class's zone, or 0 when
- * the zone is full (or absent). Caller holds the class lock. */
+/* The descriptor of the zone superblock holding addr, for an addr inside
+ * a class zone, or NULL when no superblock ever had that slot (whose
+ * descriptor need not be mapped): the slot's fast entry, always mapped,
+ * gets its class's multiplier when its superblock is first formatted, and
+ * keeps it. */
+static inline void *zone_descriptor_of(uintptr_t addr)
+{
+    return __atomic_load_n(&zone_fast_entry_of(addr)->start_mult, __ATOMIC_ACQUIRE) ? zone_descriptor_slot(addr)
+                                                                                      : NULL;
+}
+
+/* Address of the next never-used superblock of the class's zone, mapped
+ * with its descriptor and bitmap, or 0 when the zone is full (or absent)
+ * or cannot grow now (the address-space limit, or another mapping in the
+ * way: then for good). Caller holds the class lock. */
 uintptr_t zone_take_superblock(unsigned cls);
 /* Where the bitmap of the zone superblock at start lives. */
 uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start);
-/* Address space for large spans inside the region: [start, start + size).
- * Returns false when the large zone is exhausted (or absent). Caller holds
- * the page heap's lock, which serialises every taker. */
+/* Address space for large spans, mapped, right after the last taken (so
+ * the last span can grow in place): [start, start + size). Returns false
+ * when it cannot be mapped there (or zones are off). Caller holds the page
+ * heap's lock, which serialises every taker. */
 bool zone_take_large(size_t size, uintptr_t *start);
 
 #endif
