@@ -3,11 +3,9 @@
 #include "platform/os.h"
 
 /* Away from where Linux puts executables, the heap and mmap (top-down from
- * 0x7f..); aligned to the zone size, as the class arithmetic needs. */
+ * 0x7f..); aligned to the region, as the zone arithmetic needs. */
 #define ZONES_HINT ((uintptr_t)1 << 44)
-#define BITMAPS_OFFSET (ZONE_FAST_ENTRIES_OFFSET + ZONE_FAST_ENTRIES_AREA)
-_Static_assert(ZONE_FIRST_SUPERBLOCK * SB_SIZE == BITMAPS_OFFSET + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES,
-               "zone.h and zone.c agree on the layout");
+_Static_assert(ZONES_HINT % ((uintptr_t)1 << REGION_SHIFT) == 0, "the hint is aligned");
 
 /* A class maps superblocks (with their descriptors and bitmaps) as many at
  * a time as it has mapped already, at least EXTENT_MIN and at most
@@ -47,35 +45,21 @@ static size_t bitmap_stride(unsigned cls)
 
 static uintptr_t bitmap_of(unsigned cls, uintptr_t index)
 {
-    return zone_base(cls) + BITMAPS_OFFSET + index * bitmap_stride(cls);
+    return zone_base(cls) + ZONE_BITMAPS_OFFSET + index * bitmap_stride(cls);
 }
 
-/* Maps the fast entries of every zone for zones based at base; false,
- * with nothing left mapped, when any cannot be. */
-static bool map_fast_entries(uintptr_t base)
-{
-    for (unsigned c = 0; c < SC_COUNT; c++) {
-        if (!os_map(ZONE_FAST_ENTRIES_AREA, base + ((uintptr_t)c << ZONE_SHIFT) + ZONE_FAST_ENTRIES_OFFSET)) {
-            while (c--)
-                os_unmap((void *)(base + ((uintptr_t)c << ZONE_SHIFT) + ZONE_FAST_ENTRIES_OFFSET),
-                         ZONE_FAST_ENTRIES_AREA);
-            return false;
-        }
-    }
-    return true;
-}
-
-/* At the hint, or where the kernel finds room for all the zones (a
- * reservation made and dropped at once, to learn where). 0 when neither. */
+/* The fast entries of every zone, mapped at the hint, or where the kernel
+ * finds room for all the zones (a reservation made and dropped at once,
+ * to learn where). The region's base, or 0 when neither. */
 static uintptr_t place_zones(void)
 {
-    if (map_fast_entries(ZONES_HINT))
+    if (os_map(ZONE_FAST_ENTRIES_BYTES, ZONES_HINT))
         return ZONES_HINT;
-    void *room = os_reserve_aligned(SMALL_ZONES_SIZE, ZONE_SIZE);
+    void *room = os_reserve_aligned(SMALL_ZONES_SIZE, (uintptr_t)1 << REGION_SHIFT);
     if (!room)
         return 0;
     os_unmap(room, SMALL_ZONES_SIZE);
-    return map_fast_entries((uintptr_t)room) ? (uintptr_t)room : 0;
+    return os_map(ZONE_FAST_ENTRIES_BYTES, (uintptr_t)room) ? (uintptr_t)room : 0;
 }
 
 bool zone_init(bool enabled)
@@ -89,7 +73,7 @@ bool zone_init(bool enabled)
     for (unsigned c = 0; c < SC_COUNT; c++) {
         uintptr_t first = first_superblock(c);
         zones[c].next = zones[c].mapped = first;
-        zones[c].descriptors_end = page_down(zone_base(c) + first * ZONE_DESCRIPTOR_BYTES);
+        zones[c].descriptors_end = page_down(zone_base(c) + ZONE_DESCRIPTORS_OFFSET + first * ZONE_DESCRIPTOR_BYTES);
         zones[c].bitmaps_end = page_down(bitmap_of(c, first));
     }
     large_next = base + SMALL_ZONES_SIZE;
@@ -124,7 +108,7 @@ static bool map_up_to(uintptr_t *end, uintptr_t need)
 static bool map_superblocks(unsigned cls, uintptr_t n)
 {
     uintptr_t base = zone_base(cls), end = zones[cls].mapped + n;
-    if (!map_up_to(&zones[cls].descriptors_end, base + end * ZONE_DESCRIPTOR_BYTES) ||
+    if (!map_up_to(&zones[cls].descriptors_end, base + ZONE_DESCRIPTORS_OFFSET + end * ZONE_DESCRIPTOR_BYTES) ||
         !map_up_to(&zones[cls].bitmaps_end, bitmap_of(cls, end)) ||
         !os_map(n << SB_SHIFT, base + (zones[cls].mapped << SB_SHIFT)))
         return false;

@@ -20,17 +20,22 @@
 #define ZONE_SHIFT 34 /* 16 GiB per size class */
 #define ZONE_SIZE ((uintptr_t)1 << ZONE_SHIFT)
 #define SMALL_ZONES_SIZE ((uintptr_t)SC_COUNT << ZONE_SHIFT)
+/* The zones' region is aligned to room for 128 zones (2 TiB), so a
+ * pointer's region base is arithmetic on the pointer too. */
+#define REGION_SHIFT (ZONE_SHIFT + 7)
+_Static_assert(SC_COUNT <= 1u << (REGION_SHIFT - ZONE_SHIFT), "the zones fit the region's alignment");
 #define ZONE_NO_REGION ((uintptr_t)1 << 63) /* not a user address */
-/* A zone starts with a descriptor of this size per superblock (struct
- * superblock asserts it fits), then a fast entry per superblock (its
- * class's start multiplier and its bound, see sb_zone_free_fast: side by
- * side, so the free fast path finds both in one cache line, four
- * superblocks' entries to a line), then the superblocks' bitmaps
- * (zone.c), then the superblocks. The superblock slots those areas
- * overlap are never used. The fast entries are mapped whole at start-up
- * (1 MiB a zone): the free fast path reads the entry of any address that
- * passes its range check. The other areas are mapped as superblocks are
- * taken. */
+/* The region starts (inside zone 0) with the fast entries of every zone: a
+ * 16-byte entry per superblock slot, in address order (its class's start
+ * multiplier and its bound, see sb_zone_free_fast: side by side, so the
+ * free fast path finds both in one cache line, four superblocks' entries
+ * to a line). They are mapped whole at start-up (1 MiB a zone, one
+ * mapping): the free fast path reads the entry of any address that passes
+ * its range check. Each zone then has, at ZONE_DESCRIPTORS_OFFSET, a
+ * descriptor of ZONE_DESCRIPTOR_BYTES per superblock (struct superblock
+ * asserts it fits), then the superblocks' bitmaps (zone.c), then the
+ * superblocks, mapped as superblocks are taken. The superblock slots those
+ * areas overlap are never used. */
 #define ZONE_DESCRIPTOR_BYTES 64
 #define ZONE_SUPERBLOCKS (ZONE_SIZE >> SB_SHIFT)
 struct zone_fast_entry {
@@ -39,12 +44,11 @@ struct zone_fast_entry {
     uint32_t unused;
 };
 #define ZONE_FAST_ENTRY_SHIFT 4
-#define ZONE_FAST_ENTRIES_OFFSET (ZONE_SUPERBLOCKS * ZONE_DESCRIPTOR_BYTES)
-#define ZONE_FAST_ENTRIES_AREA (ZONE_SUPERBLOCKS << ZONE_FAST_ENTRY_SHIFT)
-#define ZONE_FIRST_SUPERBLOCK                                                                  \
-    ((ZONE_FAST_ENTRIES_OFFSET + ZONE_FAST_ENTRIES_AREA + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) / SB_SIZE)
-_Static_assert((ZONE_FAST_ENTRIES_OFFSET + ZONE_FAST_ENTRIES_AREA + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) % SB_SIZE ==
-                       0 &&
+#define ZONE_FAST_ENTRIES_BYTES (SMALL_ZONES_SIZE >> (SB_SHIFT - ZONE_FAST_ENTRY_SHIFT))
+#define ZONE_DESCRIPTORS_OFFSET ((uintptr_t)1 << (REGION_SHIFT - SB_SHIFT + ZONE_FAST_ENTRY_SHIFT))
+#define ZONE_BITMAPS_OFFSET (ZONE_DESCRIPTORS_OFFSET + ZONE_SUPERBLOCKS * ZONE_DESCRIPTOR_BYTES)
+#define ZONE_FIRST_SUPERBLOCK ((ZONE_BITMAPS_OFFSET + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) / SB_SIZE)
+_Static_assert((ZONE_BITMAPS_OFFSET + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) % SB_SIZE == 0 &&
                    sizeof(struct zone_fast_entry) == 1 << ZONE_FAST_ENTRY_SHIFT,
                "superblocks stay aligned; the entry's shift");
 
@@ -78,17 +82,17 @@ static inline void *zone_descriptor_slot(uintptr_t addr)
     _Static_assert(ZONE_DESCRIPTOR_BYTES == 1 << 6, "the shift below");
     uintptr_t base = addr & ~(ZONE_SIZE - 1);
     uintptr_t index_bytes = (addr >> (SB_SHIFT - 6)) & (((ZONE_SIZE - 1) >> SB_SHIFT) << 6);
-    return (void *)(base + index_bytes);
+    return (void *)(base + ZONE_DESCRIPTORS_OFFSET + index_bytes);
 }
 
 /* The fast entry of the zone superblock holding addr (used or not), for
  * an addr inside a class zone. */
 static inline struct zone_fast_entry *zone_fast_entry_of(uintptr_t addr)
 {
-    uintptr_t base = addr >> ZONE_SHIFT << ZONE_SHIFT;
-    uintptr_t index_bytes =
-        (addr >> (SB_SHIFT - ZONE_FAST_ENTRY_SHIFT)) & (((ZONE_SIZE - 1) >> SB_SHIFT) << ZONE_FAST_ENTRY_SHIFT);
-    return (struct zone_fast_entry *)(base + ZONE_FAST_ENTRIES_OFFSET + index_bytes);
+    uintptr_t base = addr >> REGION_SHIFT << REGION_SHIFT;
+    uintptr_t index_bytes = (addr >> (SB_SHIFT - ZONE_FAST_ENTRY_SHIFT)) &
+                            (((((uintptr_t)1 << REGION_SHIFT) - 1) >> SB_SHIFT) << ZONE_FAST_ENTRY_SHIFT);
+    return (struct zone_fast_entry *)(base + index_bytes);
 }
 
 /* The descriptor of the zone superblock holding addr, for an addr inside
