@@ -254,11 +254,16 @@ struct superblock *sb_acquire(unsigned cls)
 {
     if (class_empty[cls]) {
         struct superblock **pick = pick_empty(cls), *sb = *pick;
-        if (!make_resident(sb))
+        if (make_resident(sb)) {
+            *pick = sb->next;
+            format(sb, cls);
+            return sb;
+        }
+        /* At the memory limit; or an unmapped one's place could not be
+         * mapped again (no address space, or another mapping took it: it
+         * stays, tried again next time), and fresh space may yet be had. */
+        if (sb->residency != SB_UNMAPPED)
             return NULL;
-        *pick = sb->next;
-        format(sb, cls);
-        return sb;
     }
     if (!zone_active())
         return take_from_chunk_pool(cls);
