@@ -13,9 +13,9 @@ void counters_raise_peak(size_t *peak, size_t now)
         ;
 }
 
-void counters_add_mapped(size_t bytes)
+void counters_add_mapped(ptrdiff_t bytes)
 {
-    counters_raise_peak(&mapped_peak, __atomic_add_fetch(&mapped, bytes, __ATOMIC_RELAXED));
+    counters_raise_peak(&mapped_peak, __atomic_add_fetch(&mapped, (size_t)bytes, __ATOMIC_RELAXED));
 }
 
 void counters_add_held(ptrdiff_t bytes)

@@ -9,7 +9,8 @@
 
 /* Lifts *peak to now if now is higher (concurrent callers welcome). */
 void counters_raise_peak(size_t *peak, size_t now);
-void counters_add_mapped(size_t bytes);
+/* Negative deltas: address space given back. */
+void counters_add_mapped(ptrdiff_t bytes);
 void counters_add_purged(size_t bytes);
 /* Bytes of blocks handed out of superblocks and large blocks in use (what the
  * program holds plus what caches hold); negative deltas release. */

@@ -198,7 +198,7 @@ static void roll_peak_window(void)
  * "lately": RETAIN_BYTES alone. */
 static size_t free_budget(void)
 {
-    if (footprint_purge_at_once())
+    if (footprint_purge_at_once() || os_address_space_short())
         return 0;
     if (opt.purge_delay_ms < 0)
         return opt.retain_bytes;
@@ -304,14 +304,50 @@ static void release(struct span *s)
     bin_insert(s);
 }
 
-/* Gives free span s back to the OS; it joins its released neighbours.
- * Returns bytes. */
-static size_t purge_free(struct span *s, enum os_purge_kind kind)
+/* Unmaps free span s (out of its bin): it leaves the heap, address space
+ * and all. False when the kernel refuses (vm.max_map_count): s is then as
+ * it was. */
+static bool unmap_span(struct span *s)
 {
-    bin_remove(s);
+    /* Forgotten first: the kernel may hand the place to the next mapping,
+     * whose entries are then set. Its boundary entries are the ones its
+     * neighbours look up. */
+    pagemap_set(s->start, 0);
+    pagemap_set(span_end(s) - 1, 0);
+    if (!os_purge((void *)s->start, span_bytes(s), OS_PURGE_UNMAP)) {
+        map_span(s);
+        return false;
+    }
+    counters_add_mapped(-(ptrdiff_t)span_bytes(s));
+    counters_add_purged(s->resident + s->lazy);
+    footprint_uncharge(s->resident);
+    footprint_add_lazy(-(ptrdiff_t)s->lazy);
+    if (s->pages > 2)
+        pagemap_forget_range(s->start + OS_PAGE_SIZE, span_bytes(s) - 2 * OS_PAGE_SIZE);
+    meta_free(s, sizeof *s);
+    return true;
+}
+
+/* Gives free span s (out of its bin) back to the OS; what stays mapped
+ * joins its released neighbours. Returns bytes. */
+static size_t purge_out_of_bin(struct span *s, enum os_purge_kind kind)
+{
+    if (kind == OS_PURGE_UNMAP) {
+        size_t released = s->resident + s->lazy;
+        if (unmap_span(s))
+            return released;
+        kind = OS_PURGE_DONTNEED;
+    }
     size_t released = purge_span(s, kind);
     release(s);
     return released;
+}
+
+/* Gives free span s back to the OS. Returns bytes. */
+static size_t purge_free(struct span *s, enum os_purge_kind kind)
+{
+    bin_remove(s);
+    return purge_out_of_bin(s, kind);
 }
 
 /* Huge pages were asked for a block: undo it on the range leaving it. */
@@ -544,8 +580,9 @@ void large_free(struct span *s)
     /* All of a block in use is resident (resize does not keep count). */
     s->resident = s->dirty = span_bytes(s);
     if (span_bytes(s) >= release_threshold)
-        purge_span(s, opt_purge_kind());
-    release(s);
+        purge_out_of_bin(s, opt_purge_kind());
+    else
+        release(s);
     keep_within_budget();
     lock_release(&heap_lock);
     footprint_wake_purger(); /* after the lock: a purger that looked before us sees the span */

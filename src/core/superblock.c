@@ -34,10 +34,8 @@ void sb_init(void)
 struct superblock *sb_of(uintptr_t addr)
 {
     unsigned cls;
-    if (zone_class_of(addr, &cls)) {
-        struct superblock *sb = zone_descriptor_slot(addr);
-        return sb->start ? sb : NULL; /* never-used superblocks have no start */
-    }
+    if (zone_class_of(addr, &cls))
+        return zone_descriptor_of(addr);
     uintptr_t entry = pagemap_get(addr);
     if (entry && !(entry & PAGEMAP_TAG_SPAN))
         return (struct superblock *)entry;
@@ -49,12 +47,9 @@ enum block_state sb_block_state(uintptr_t addr, unsigned cls)
     unsigned zone_cls;
     struct superblock *sb;
     if (zone_class_of(addr, &zone_cls)) {
-        /* Zones read as zeros where nothing was committed: a slot no
-         * superblock has used (the descriptor area's own included) holds
-         * start 0. */
         if (zone_cls != cls)
             return BLOCK_NO_SUPERBLOCK;
-        sb = zone_descriptor_slot(addr);
+        sb = zone_descriptor_of(addr);
     } else {
         sb = sb_of(addr);
     }
@@ -100,8 +95,31 @@ static void format(struct superblock *sb, unsigned cls)
     set_fast_bound(sb, true);
 }
 
+/* Secure mode: the last page of a new superblock becomes a guard (no block
+ * reaches it, see sizeclass_init), so a run off the end of the last block
+ * faults. False when the kernel refuses. */
+static bool guard(uintptr_t start)
+{
+    return !opt.secure || os_guard((void *)(start + SB_SIZE - OS_PAGE_SIZE), OS_PAGE_SIZE);
+}
+
+/* An unmapped superblock's place mapped again (with its guard). False when
+ * it cannot be: no address space, or another mapping took the place. */
+static bool map_again(struct superblock *sb)
+{
+    if (!os_map(SB_SIZE, sb->start))
+        return false;
+    if (!guard(sb->start)) {
+        os_purge((void *)sb->start, SB_SIZE, OS_PURGE_UNMAP);
+        return false;
+    }
+    counters_add_mapped(SB_SIZE);
+    return true;
+}
+
 /* An empty superblock about to be formatted: its pages count as resident
- * again. False when the memory limit does not allow it. */
+ * again. False when the memory limit does not allow it, or an unmapped one
+ * cannot be mapped again (it stays unmapped). */
 static bool make_resident(struct superblock *sb)
 {
     if (sb->residency == SB_RESIDENT) {
@@ -110,13 +128,48 @@ static bool make_resident(struct superblock *sb)
     }
     if (!footprint_charge(SB_SIZE))
         return false;
+    if (sb->residency == SB_UNMAPPED && !map_again(sb)) {
+        footprint_uncharge(SB_SIZE);
+        return false;
+    }
     if (sb->residency == SB_LAZY)
         footprint_add_lazy(-(ptrdiff_t)SB_SIZE);
     sb->residency = SB_RESIDENT;
     return true;
 }
 
-/* Returns an empty superblock's pages to the OS. */
+/* Unmaps an empty superblock. A zone superblock keeps its place, mapped
+ * again when reused; one outside the zones is forgotten by the page map
+ * first (the kernel may hand its place to the next mapping) and leaves
+ * (gone_for_good). False when the kernel refuses. */
+static bool unmap(struct superblock *sb)
+{
+    if (!sb->zoned)
+        pagemap_set_range(sb->start, SB_SIZE, 0); /* its leaves exist: cannot fail */
+    if (!os_purge((void *)sb->start, SB_SIZE, OS_PURGE_UNMAP)) {
+        if (!sb->zoned)
+            pagemap_set_range(sb->start, SB_SIZE, (uintptr_t)sb);
+        return false;
+    }
+    counters_add_mapped(-(ptrdiff_t)SB_SIZE);
+    sb->residency = SB_UNMAPPED;
+    return true;
+}
+
+/* A superblock outside the zones that purge unmapped: its descriptor and
+ * bitmap go back to the metadata. True when it did. */
+static bool gone_for_good(struct superblock *sb)
+{
+    if (sb->zoned || sb->residency != SB_UNMAPPED)
+        return false;
+    meta_free(sb->bitmap, SB_BITMAP_BYTES);
+    meta_free(sb, sizeof *sb);
+    return true;
+}
+
+/* Returns an empty superblock's pages to the OS: with OS_PURGE_UNMAP its
+ * address space too (a purged one's included), or only its pages where the
+ * kernel will not split the mapping (vm.max_map_count). */
 static size_t purge(struct superblock *sb, enum os_purge_kind kind)
 {
     size_t released = 0;
@@ -124,26 +177,21 @@ static size_t purge(struct superblock *sb, enum os_purge_kind kind)
         __atomic_fetch_sub(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
         footprint_uncharge(SB_SIZE);
         released = SB_SIZE;
-    } else if (sb->residency == SB_LAZY && kind == OS_PURGE_DONTNEED) {
+    } else if (sb->residency == SB_LAZY && kind != OS_PURGE_FREE) {
         footprint_add_lazy(-(ptrdiff_t)SB_SIZE);
         released = SB_SIZE; /* the lazy pages go now, not when the kernel wants them */
-    } else {
+    } else if (sb->residency != SB_PURGED || kind != OS_PURGE_UNMAP) {
         return 0;
     }
-    os_purge((void *)sb->start, SB_SIZE, kind);
+    if (kind != OS_PURGE_UNMAP || !unmap(sb)) {
+        kind = kind == OS_PURGE_UNMAP ? OS_PURGE_DONTNEED : kind;
+        os_purge((void *)sb->start, SB_SIZE, kind);
+        sb->residency = kind == OS_PURGE_FREE ? SB_LAZY : SB_PURGED;
+    }
     counters_add_purged(released);
     if (kind == OS_PURGE_FREE)
         footprint_add_lazy((ptrdiff_t)SB_SIZE);
-    sb->residency = kind == OS_PURGE_FREE ? SB_LAZY : SB_PURGED;
     return released;
-}
-
-/* Secure mode: the last page of a new superblock becomes a guard (no block
- * reaches it, see sizeclass_init), so a run off the end of the last block
- * faults. False when the kernel refuses. */
-static bool guard(uintptr_t start)
-{
-    return !opt.secure || os_guard((void *)(start + SB_SIZE - OS_PAGE_SIZE), OS_PAGE_SIZE);
 }
 
 /* Maps a chunk of superblocks outside the zones and puts them in the pool. */
@@ -206,11 +254,16 @@ struct superblock *sb_acquire(unsigned cls)
 {
     if (class_empty[cls]) {
         struct superblock **pick = pick_empty(cls), *sb = *pick;
-        if (!make_resident(sb))
+        if (make_resident(sb)) {
+            *pick = sb->next;
+            format(sb, cls);
+            return sb;
+        }
+        /* At the memory limit; or an unmapped one's place could not be
+         * mapped again (no address space, or another mapping took it: it
+         * stays, tried again next time), and fresh space may yet be had. */
+        if (sb->residency != SB_UNMAPPED)
             return NULL;
-        *pick = sb->next;
-        format(sb, cls);
-        return sb;
     }
     if (!zone_active())
         return take_from_chunk_pool(cls);
@@ -246,8 +299,10 @@ void sb_release_empty(struct superblock *sb)
     sb->list = SB_LIST_EMPTY;
     sb->residency = SB_RESIDENT;
     size_t retained = __atomic_add_fetch(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
-    if (retained > retain_limit || footprint_purge_at_once())
+    if (retained > retain_limit || footprint_purge_at_once() || os_address_space_short())
         purge(sb, opt_purge_kind());
+    if (gone_for_good(sb))
+        return;
     if (sb->zoned) {
         sb->next = class_empty[sb->cls];
         class_empty[sb->cls] = sb;
@@ -417,24 +472,30 @@ void sb_gave(struct superblock *sb, void *p)
         purge_free_pages(sb, block_pages(sb->cls, sc_block_index(sb->cls, (uintptr_t)p - sb->start)));
 }
 
-static size_t purge_list(struct superblock *head, uint64_t older_than_ns, enum os_purge_kind kind)
+static size_t purge_list(struct superblock **head, uint64_t older_than_ns, enum os_purge_kind kind)
 {
     size_t released = 0;
-    for (struct superblock *sb = head; sb; sb = sb->next)
+    for (struct superblock **at = head, *sb; (sb = *at);) {
         if (sb->empty_since_ns <= older_than_ns)
             released += purge(sb, kind);
+        struct superblock *next = sb->next;
+        if (gone_for_good(sb))
+            *at = next;
+        else
+            at = &sb->next;
+    }
     return released;
 }
 
 size_t sb_purge_class_empties(unsigned cls, uint64_t older_than_ns, enum os_purge_kind kind)
 {
-    return purge_list(class_empty[cls], older_than_ns, kind);
+    return purge_list(&class_empty[cls], older_than_ns, kind);
 }
 
 size_t sb_purge_pool(uint64_t older_than_ns, enum os_purge_kind kind)
 {
     lock_acquire(&chunk_lock);
-    size_t released = purge_list(chunk_pool, older_than_ns, kind);
+    size_t released = purge_list(&chunk_pool, older_than_ns, kind);
     lock_release(&chunk_lock);
     return released;
 }

@@ -17,7 +17,12 @@
 
 enum sb_list { SB_LIST_NONE, SB_LIST_PARTIAL, SB_LIST_EMPTY };
 /* Where an empty superblock's pages are. Formatted ones are resident. */
-enum sb_residency { SB_RESIDENT, SB_PURGED, SB_LAZY /* MADV_FREE: until the kernel takes them */ };
+enum sb_residency {
+    SB_RESIDENT,
+    SB_PURGED,
+    SB_LAZY,    /* MADV_FREE: until the kernel takes them */
+    SB_UNMAPPED /* address space short: mapped again (zeros) when reused */
+};
 
 struct superblock {
     struct superblock *next, *prev; /* on the class's partial or empty list */
@@ -76,8 +81,9 @@ enum block_state sb_block_state(uintptr_t addr, unsigned cls);
  * marked when it was carved or freed. One cache line, the superblock's
  * fast entry: the class's start multiplier and the bound (start keys below
  * it: carved * start_step while in use with no page given back, else 0);
- * false sends the free to a closer look (sb_block_state). Zones are
- * readable everywhere: the entry of a slot no superblock used reads 0. */
+ * false sends the free to a closer look (sb_block_state). A zone's fast
+ * entries are mapped whole: the entry of a slot no superblock used reads
+ * 0. */
 static inline bool sb_zone_free_fast(uintptr_t addr)
 {
     const struct zone_fast_entry *entry = zone_fast_entry_of(addr);

@@ -1,9 +1,12 @@
-/* Address-space zones (PALLOC2's aligned size-class areas): one aligned
- * reservation holds a zone per small size class, then a zone for large
- * spans. For a pointer inside a class zone, the class is arithmetic on the
+/* Address-space zones (PALLOC2's aligned size-class areas): a zone per
+ * small size class, side by side, then the address space of large spans.
+ * For a pointer inside a class zone, the class is arithmetic on the
  * address and the superblock descriptor sits at a computed address in the
- * zone's first pages. Without the reservation, the base is a sentinel that
- * no user pointer can match and every lookup falls to the page map. */
+ * zone's first pages. Nothing is reserved: each zone's fast entries are
+ * mapped at start-up, the rest (descriptors, bitmaps, superblocks) as the
+ * class needs it, so the address space held grows with use. Without zones
+ * the base is a sentinel that no user pointer can match and every lookup
+ * falls to the page map. */
 #ifndef COREALLOC_ZONE_H
 #define COREALLOC_ZONE_H
 
@@ -14,19 +17,25 @@
 #include "core/sizeclass.h"
 #include "platform/compiler.h"
 
-#define ZONE_SHIFT 36 /* 64 GiB per size class */
+#define ZONE_SHIFT 34 /* 16 GiB per size class */
 #define ZONE_SIZE ((uintptr_t)1 << ZONE_SHIFT)
-#define REGION_SHIFT 43 /* 8 TiB: 73 class zones, the rest for large spans */
-#define REGION_SIZE ((uintptr_t)1 << REGION_SHIFT)
 #define SMALL_ZONES_SIZE ((uintptr_t)SC_COUNT << ZONE_SHIFT)
+/* The zones' region is aligned to room for 128 zones (2 TiB), so a
+ * pointer's region base is arithmetic on the pointer too. */
+#define REGION_SHIFT (ZONE_SHIFT + 7)
+_Static_assert(SC_COUNT <= 1u << (REGION_SHIFT - ZONE_SHIFT), "the zones fit the region's alignment");
 #define ZONE_NO_REGION ((uintptr_t)1 << 63) /* not a user address */
-/* A zone starts with a descriptor of this size per superblock (struct
- * superblock asserts it fits), then a fast entry per superblock (its
- * class's start multiplier and its bound, see sb_zone_free_fast: side by
- * side, so the free fast path finds both in one cache line, four
- * superblocks' entries to a line), then the superblocks' bitmaps
- * (zone.c), then the superblocks. The superblock slots those areas
- * overlap are never used. */
+/* The region starts (inside zone 0) with the fast entries of every zone: a
+ * 16-byte entry per superblock slot, in address order (its class's start
+ * multiplier and its bound, see sb_zone_free_fast: side by side, so the
+ * free fast path finds both in one cache line, four superblocks' entries
+ * to a line). They are mapped whole at start-up (1 MiB a zone, one
+ * mapping): the free fast path reads the entry of any address that passes
+ * its range check. Each zone then has, at ZONE_DESCRIPTORS_OFFSET, a
+ * descriptor of ZONE_DESCRIPTOR_BYTES per superblock (struct superblock
+ * asserts it fits), then the superblocks' bitmaps (zone.c), then the
+ * superblocks, mapped as superblocks are taken. The superblock slots those
+ * areas overlap are never used. */
 #define ZONE_DESCRIPTOR_BYTES 64
 #define ZONE_SUPERBLOCKS (ZONE_SIZE >> SB_SHIFT)
 struct zone_fast_entry {
@@ -35,18 +44,18 @@ struct zone_fast_entry {
     uint32_t unused;
 };
 #define ZONE_FAST_ENTRY_SHIFT 4
-#define ZONE_FAST_ENTRIES_OFFSET (ZONE_SUPERBLOCKS * ZONE_DESCRIPTOR_BYTES)
-#define ZONE_FAST_ENTRIES_AREA (ZONE_SUPERBLOCKS << ZONE_FAST_ENTRY_SHIFT)
-#define ZONE_FIRST_SUPERBLOCK                                                                  \
-    ((ZONE_FAST_ENTRIES_OFFSET + ZONE_FAST_ENTRIES_AREA + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) / SB_SIZE)
-_Static_assert((ZONE_FAST_ENTRIES_OFFSET + ZONE_FAST_ENTRIES_AREA + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) % SB_SIZE ==
-                       0 &&
+#define ZONE_FAST_ENTRIES_BYTES (SMALL_ZONES_SIZE >> (SB_SHIFT - ZONE_FAST_ENTRY_SHIFT))
+#define ZONE_DESCRIPTORS_OFFSET ((uintptr_t)1 << (REGION_SHIFT - SB_SHIFT + ZONE_FAST_ENTRY_SHIFT))
+#define ZONE_BITMAPS_OFFSET (ZONE_DESCRIPTORS_OFFSET + ZONE_SUPERBLOCKS * ZONE_DESCRIPTOR_BYTES)
+#define ZONE_FIRST_SUPERBLOCK ((ZONE_BITMAPS_OFFSET + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) / SB_SIZE)
+_Static_assert((ZONE_BITMAPS_OFFSET + ZONE_SUPERBLOCKS * SB_BITMAP_BYTES) % SB_SIZE == 0 &&
                    sizeof(struct zone_fast_entry) == 1 << ZONE_FAST_ENTRY_SHIFT,
                "superblocks stay aligned; the entry's shift");
 
 extern INTERNAL_DATA uintptr_t zone_region_base;
 
-/* Reserves the region (unless disabled). Returns true when zones are on. */
+/* Places the zones and maps their fast entries (unless disabled). Returns
+ * true when zones are on. */
 bool zone_init(bool enabled);
 bool zone_active(void);
 
@@ -73,27 +82,41 @@ static inline void *zone_descriptor_slot(uintptr_t addr)
     _Static_assert(ZONE_DESCRIPTOR_BYTES == 1 << 6, "the shift below");
     uintptr_t base = addr & ~(ZONE_SIZE - 1);
     uintptr_t index_bytes = (addr >> (SB_SHIFT - 6)) & (((ZONE_SIZE - 1) >> SB_SHIFT) << 6);
-    return (void *)(base + index_bytes);
+    return (void *)(base + ZONE_DESCRIPTORS_OFFSET + index_bytes);
 }
 
 /* The fast entry of the zone superblock holding addr (used or not), for
  * an addr inside a class zone. */
 static inline struct zone_fast_entry *zone_fast_entry_of(uintptr_t addr)
 {
-    uintptr_t base = addr >> ZONE_SHIFT << ZONE_SHIFT;
-    uintptr_t index_bytes =
-        (addr >> (SB_SHIFT - ZONE_FAST_ENTRY_SHIFT)) & (((ZONE_SIZE - 1) >> SB_SHIFT) << ZONE_FAST_ENTRY_SHIFT);
-    return (struct zone_fast_entry *)(base + ZONE_FAST_ENTRIES_OFFSET + index_bytes);
+    uintptr_t base = addr >> REGION_SHIFT << REGION_SHIFT;
+    uintptr_t index_bytes = (addr >> (SB_SHIFT - ZONE_FAST_ENTRY_SHIFT)) &
+                            (((((uintptr_t)1 << REGION_SHIFT) - 1) >> SB_SHIFT) << ZONE_FAST_ENTRY_SHIFT);
+    return (struct zone_fast_entry *)(base + index_bytes);
 }
 
-/* Address of the next never-used superblock of the class's zone, or 0 when
- * the zone is full (or absent). Caller holds the class lock. */
+/* The descriptor of the zone superblock holding addr, for an addr inside
+ * a class zone, or NULL when no superblock ever had that slot (whose
+ * descriptor need not be mapped): the slot's fast entry, always mapped,
+ * gets its class's multiplier when its superblock is first formatted, and
+ * keeps it. */
+static inline void *zone_descriptor_of(uintptr_t addr)
+{
+    return __atomic_load_n(&zone_fast_entry_of(addr)->start_mult, __ATOMIC_ACQUIRE) ? zone_descriptor_slot(addr)
+                                                                                      : NULL;
+}
+
+/* Address of the next never-used superblock of the class's zone, mapped
+ * with its descriptor and bitmap, or 0 when the zone is full (or absent)
+ * or cannot grow now (the address-space limit, or another mapping in the
+ * way: then for good). Caller holds the class lock. */
 uintptr_t zone_take_superblock(unsigned cls);
 /* Where the bitmap of the zone superblock at start lives. */
 uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start);
-/* Address space for large spans inside the region: [start, start + size).
- * Returns false when the large zone is exhausted (or absent). Caller holds
- * the page heap's lock, which serialises every taker. */
+/* Address space for large spans, mapped, right after the last taken (so
+ * the last span can grow in place): [start, start + size). Returns false
+ * when it cannot be mapped there (or zones are off). Caller holds the page
+ * heap's lock, which serialises every taker. */
 bool zone_take_large(size_t size, uintptr_t *start);
 
 #endif

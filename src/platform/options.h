@@ -32,8 +32,12 @@ struct options {
 
 extern INTERNAL_DATA struct options opt;
 
+/* How memory goes back: as COREALLOC_PURGE says, or with its address space
+ * once that is short (os_address_space_short). */
 static inline enum os_purge_kind opt_purge_kind(void)
 {
+    if (os_address_space_short())
+        return OS_PURGE_UNMAP;
     return opt.purge == PURGE_FREE ? OS_PURGE_FREE : OS_PURGE_DONTNEED;
 }
 

@@ -26,8 +26,8 @@
     OPTION(ABORT_ON_ERROR, abort_on_error, BOOL, "0", "",                                         \
            "abort on an invalid `free` instead of reporting it and going on")                     \
     OPTION(ZONES, zones, BOOL, "1", "",                                                           \
-           "reserve the size-class zones; `0` forces the page-map fallback (zones are also off "  \
-           "under valgrind)")                                                                     \
+           "place small blocks in size-class zones; `0` forces the page-map fallback (zones are " \
+           "also off under valgrind)")                                                            \
     OPTION(FRONTEND, frontend, CHOICE, "auto", "auto|rseq|thread",                                \
            "`auto`/`rseq`: per-CPU caches where the kernel has rseq; `thread`: per-thread caches") \
     OPTION(RETAIN_BYTES, retain_bytes, SIZE, "32M", "",                                           \

@@ -22,6 +22,7 @@
 #endif
 
 static bool huge_pages_default;
+static bool address_space_short;
 
 void os_advise_huge_pages(void *addr, size_t size, bool allow)
 {
@@ -39,6 +40,11 @@ static void *map_anonymous(size_t size, uintptr_t hint, int prot)
     int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (hint ? MAP_FIXED_NOREPLACE : 0);
     int saved = errno;
     void *p = mmap((void *)hint, size, prot, flags, -1, 0);
+    if (p == MAP_FAILED && errno == ENOMEM && !address_space_short) {
+        struct rlimit limit;
+        if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+            __atomic_store_n(&address_space_short, true, __ATOMIC_RELAXED);
+    }
     errno = saved;
     if (p == MAP_FAILED)
         return NULL;
@@ -70,6 +76,8 @@ static void *map_anonymous_aligned(size_t size, size_t align, int prot)
         munmap((char *)start + size, tail);
     return (void *)start;
 }
+
+bool os_address_space_short(void) { return __atomic_load_n(&address_space_short, __ATOMIC_RELAXED); }
 
 void *os_map(size_t size, uintptr_t hint) { return map_anonymous(size, hint, PROT_READ | PROT_WRITE); }
 void *os_map_aligned(size_t size, size_t align)
@@ -121,6 +129,11 @@ void os_unmap(void *addr, size_t size)
 bool os_purge(void *addr, size_t size, enum os_purge_kind kind)
 {
     int saved = errno;
+    if (kind == OS_PURGE_UNMAP) {
+        bool ok = munmap(addr, size) == 0;
+        errno = saved;
+        return ok;
+    }
     int advice = kind == OS_PURGE_FREE ? MADV_FREE : MADV_DONTNEED;
     int rc = madvise(addr, size, advice);
     if (rc != 0 && kind == OS_PURGE_FREE)

@@ -10,11 +10,17 @@
 #define OS_PAGE_SHIFT 12
 #define OS_PAGE_SIZE ((size_t)1 << OS_PAGE_SHIFT)
 
-enum os_purge_kind { OS_PURGE_DONTNEED, OS_PURGE_FREE };
+/* How pages go back: MADV_DONTNEED, MADV_FREE, or unmapped (the address
+ * space too; the range must be mapped again before it is used). */
+enum os_purge_kind { OS_PURGE_DONTNEED, OS_PURGE_FREE, OS_PURGE_UNMAP };
 
 /* Anonymous read-write memory that is charged only when touched. With a
  * non-zero hint the mapping is placed exactly there or not at all. */
 void *os_map(size_t size, uintptr_t hint);
+/* True from the first mapping refused for want of address space under a
+ * limit (RLIMIT_AS, which a program may lower at any time) on: address
+ * space then goes back as memory is freed. */
+bool os_address_space_short(void);
 /* As os_map, aligned to `align` (a power of two >= page size). */
 void *os_map_aligned(size_t size, size_t align);
 void os_unmap(void *addr, size_t size);
@@ -31,7 +37,8 @@ bool os_commit(void *addr, size_t size);
  * after every superblock and large block). Returns false on failure. */
 bool os_guard(void *addr, size_t size);
 /* Gives the pages back; the range stays mapped and reads as zero (or as the
- * old contents until reused, for OS_PURGE_FREE). Returns false on failure. */
+ * old contents until reused, for OS_PURGE_FREE), or is unmapped for
+ * OS_PURGE_UNMAP. Returns false on failure. */
 bool os_purge(void *addr, size_t size, enum os_purge_kind kind);
 /* Moves the pages of [from, from+size) to `to` (inside our own mapping)
  * without copying; `from` stays mapped and reads as zero. */
@@ -51,8 +58,9 @@ void os_futex_wake(uint32_t *word, int count);
  * to give, the clock mixed with addresses. Never allocates. */
 uint64_t os_random_seed(void);
 
-/* valgrind keeps shadow state for every reserved byte: a terabyte
- * reservation costs it gigabytes, so zones stay off under it. */
+/* valgrind keeps shadow state for every mapped byte (and placing the zones
+ * may take a terabyte reservation for a moment), so zones stay off under
+ * it. */
 bool os_under_valgrind(void);
 size_t os_page_size(void);
 unsigned os_cpu_count(void);

@@ -1,5 +1,6 @@
 /* Zones: the class of a small block is its zone; superblock descriptors are
- * found from any interior pointer; foreign addresses are not ours. With
+ * found from any interior pointer; foreign addresses, and addresses of the
+ * zones no superblock has reached (not mapped), are not ours. With
  * COREALLOC_ZONES=0 (the zones0 variant, and every unit test under an
  * emulator) the same holds through the page map. */
 #include <stdlib.h>
@@ -37,6 +38,18 @@ int main(void)
             CHECK_MSG(sb_block_start(sb, (uintptr_t)p + k) == (uintptr_t)p, "block start of %p+%zu", (void *)p, k);
         }
         alloc_free(p);
+    }
+    /* Zones are mapped as they are used: lookups anywhere in them answer
+     * without a fault (the far end, the middle, where descriptors would
+     * be), and nothing is found there. */
+    for (unsigned c = 0; zone_active() && c < SC_COUNT; c++) {
+        uintptr_t far[] = {zone_base(c) + ZONE_SIZE - 1, zone_base(c) + ZONE_SIZE / 2, zone_base(c) + ZONE_SIZE / 2 + 64,
+                           zone_base(c)};
+        for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+            CHECK_MSG(sb_of(far[i]) == NULL, "class %u: a superblock at %#lx", c, (unsigned long)far[i]);
+            CHECK_MSG(sb_block_state(far[i], c) == BLOCK_NO_SUPERBLOCK, "class %u: a block at %#lx", c,
+                      (unsigned long)far[i]);
+        }
     }
     return check_status();
 }

@@ -84,7 +84,7 @@ endfunction()
 #   ZONES0  <name>_zones0, COREALLOC_ZONES=0 (page-map fallback), label zones0
 # Under an emulator (a cross build with qemu-user) every unit test runs with
 # zones off, so no zones0 variant is needed there: qemu keeps state for every
-# reserved page, and the 8 TiB region costs it minutes.
+# mapped page, and placing the zones may reserve a terabyte for a moment.
 function(corealloc_unit_test source)
   cmake_parse_arguments(PARSE_ARGV 1 U "ZONES0" "" "")
   get_filename_component(layer ${CMAKE_CURRENT_SOURCE_DIR} NAME)

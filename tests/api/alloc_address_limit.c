@@ -1,0 +1,184 @@
+/* The address space a program sees (issue 13, D4).
+ *
+ * limit: the program lowers RLIMIT_AS at run time to its VmSize plus 1
+ * GiB, then allocates small blocks until malloc returns NULL, frees them,
+ * and does the same with large blocks. Each time: errno is ENOMEM, what was
+ * allocated fits the headroom and fills more than half of it, allocation
+ * works again once the blocks are freed, and under corealloc the program's
+ * own mmap of a few MiB succeeds then too (glibc keeps its heap's address
+ * space). Blocks allocated before the limit keep their contents
+ * throughout. (glibc passes; a malloc that reserves its address space up
+ * front fails every large allocation, and one that ignores the limit
+ * allocates past it.)
+ *
+ * startup: a program that mallocs once has a modest VmSize: at most
+ * STARTUP_EXTRA more than the same program on glibc (the program runs
+ * itself again without LD_PRELOAD to learn glibc's figure).
+ *
+ * Usage: api_alloc_address_limit limit|startup
+ */
+#include "check.h"
+#include "pattern.h"
+#include "probe.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MIB ((size_t)1 << 20)
+#define HEADROOM ((size_t)1 << 30)
+#define STARTUP_EXTRA (256 * MIB)
+#define WITNESSES 64
+
+/* VmSize from /proc/self/status, in bytes (stdio before any limit). */
+static size_t vm_size(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    REQUIRE(f);
+    char line[256];
+    size_t kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %zu kB", &kib) == 1)
+            break;
+    fclose(f);
+    REQUIRE_MSG(kib, "VmSize in /proc/self/status");
+    return kib << 10;
+}
+
+static void *witness[WITNESSES];
+static size_t witness_size(size_t i) { return i % 2 ? 40 + i * 97 : 64 * 1024 + i * 40000; }
+
+static void check_witnesses(const char *when)
+{
+    for (size_t i = 0; i < WITNESSES; i++)
+        CHECK_MSG(pattern_mismatch(witness[i], witness_size(i), i) == PATTERN_OK, "witness %zu changed %s", i,
+                  when);
+}
+
+/* The program's own mapping of a few MiB, written and given back. */
+static void check_own_mmap(const char *when)
+{
+    size_t size = 8 * MIB;
+    char *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK_MSG(m != MAP_FAILED, "the program's mmap of 8 MiB %s: %s", when, strerror(errno));
+    if (m != MAP_FAILED) {
+        memset(m, 1, size);
+        munmap(m, size);
+    }
+}
+
+/* Allocates blocks of size_of(n) bytes until malloc returns NULL, each
+ * linked to the one before through its first word; frees them all. */
+static void fill_and_free(const char *what, size_t (*size_of)(size_t))
+{
+    void *last = NULL;
+    size_t total = 0, count = 0;
+    for (;;) {
+        size_t size = size_of(count);
+        errno = 0;
+        void **p = malloc(size);
+        if (!p) {
+            CHECK_MSG(errno == ENOMEM, "%s: malloc(%zu) failed with errno %d, not ENOMEM", what, size, errno);
+            break;
+        }
+        *p = last;
+        last = p;
+        total += size;
+        count++;
+        REQUIRE_MSG(total <= 4 * HEADROOM, "%s: %zu MiB allocated under a limit of 1 GiB more", what,
+                    total / MIB);
+    }
+    printf("%s: %zu blocks, %zu MiB allocated with %zu MiB of headroom\n", what, count, total / MIB,
+           HEADROOM / MIB);
+    CHECK_MSG(total <= HEADROOM, "%s: %zu MiB allocated past the limit", what, total / MIB);
+    CHECK_MSG(total > HEADROOM / 2, "%s: only %zu MiB allocated under the limit", what, total / MIB);
+    while (last) {
+        void *next = *(void **)last;
+        free(last);
+        last = next;
+    }
+    if (corealloc_active()) /* glibc keeps its heap's address space */
+        check_own_mmap(what);
+    void *small = malloc(100), *large = malloc(4 * MIB);
+    CHECK_MSG(small && large, "%s: allocation after the blocks were freed", what);
+    free(small);
+    free(large);
+    check_witnesses(what);
+}
+
+static size_t small_size(size_t n) { return 16 + (n * 2654435761u) % 4000; }
+static size_t large_size(size_t n) { return 40 * 1024 + (n * 2654435761u) % (3 * MIB); }
+
+static int limit(void)
+{
+    for (size_t i = 0; i < WITNESSES; i++) {
+        witness[i] = malloc(witness_size(i));
+        REQUIRE(witness[i]);
+        pattern_fill(witness[i], witness_size(i), i);
+    }
+    struct rlimit rl;
+    REQUIRE(getrlimit(RLIMIT_AS, &rl) == 0);
+    size_t before = vm_size();
+    rl.rlim_cur = before + HEADROOM;
+    REQUIRE_MSG(rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= rl.rlim_cur, "hard limit %zu",
+                (size_t)rl.rlim_max);
+    REQUIRE(setrlimit(RLIMIT_AS, &rl) == 0);
+    printf("VmSize %zu MiB before the limit\n", before / MIB);
+    fill_and_free("small blocks", small_size);
+    fill_and_free("large blocks", large_size);
+    fill_and_free("small blocks again", small_size);
+    return check_status();
+}
+
+/* VmSize of this program with one malloc, run again on glibc. */
+static size_t glibc_vm_size(const char *self)
+{
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        unsetenv("LD_PRELOAD");
+        execl("/proc/self/exe", self, "vmsize", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char text[64] = {0};
+    ssize_t got = read(fds[0], text, sizeof text - 1);
+    close(fds[0]);
+    int status;
+    REQUIRE(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && got > 0);
+    return strtoull(text, NULL, 10);
+}
+
+static int startup(const char *self)
+{
+    size_t ours = vm_size(), glibc = glibc_vm_size(self);
+    printf("VmSize after one malloc: %zu MiB; on glibc %zu MiB\n", ours / MIB, glibc / MIB);
+    CHECK_MSG(ours <= glibc + STARTUP_EXTRA, "VmSize %zu MiB, glibc's %zu MiB", ours / MIB, glibc / MIB);
+    return check_status();
+}
+
+int main(int argc, char **argv)
+{
+    void *once = malloc(100);
+    REQUIRE(once);
+    int status = 2;
+    if (argc == 2 && !strcmp(argv[1], "limit"))
+        status = limit();
+    else if (argc == 2 && !strcmp(argv[1], "startup"))
+        status = startup(argv[0]);
+    else if (argc == 2 && !strcmp(argv[1], "vmsize"))
+        status = printf("%zu\n", vm_size()) > 0 ? 0 : 1;
+    else
+        fprintf(stderr, "usage: %s limit|startup\n", argv[0]);
+    free(once);
+    return status;
+}
