@@ -76,20 +76,26 @@ def profile_scratch() -> Path:
 def discover(build_dir: Path, shared_peers: Path = SHARED_PEERS_DIRECTORY) -> tuple[list[Allocator], list[Peer]]:
     """All known allocators that exist here, and the Debian peers that are missing."""
     found = [Allocator("glibc", None)]
+    # The heap profiler's cost: each run's profile goes to a scratch
+    # directory that is removed when the driver exits.
+    def profiling() -> dict[str, str]:
+        return {"COREALLOC_PROFILE": "1", "COREALLOC_PROFILE_PREFIX": str(profile_scratch() / "profile")}
+
     for library in sorted((build_dir / "src").glob("libcorealloc*.so")):
         name = library.name[len("lib"):-len(".so")]
+        if name == "corealloc-prof":
+            # The profiling library (what corealloc prof runs), profiling on.
+            found.append(Allocator(name, library, profiling(), is_corealloc=True, ablation=True))
+            continue
         found.append(Allocator(name, library, is_corealloc=True, ablation=name != "corealloc"))
         if name == "corealloc":
             found.append(Allocator("corealloc-thread", library, {"COREALLOC_FRONTEND": "thread"},
                                    is_corealloc=True, ablation=True))
             # Secure mode's cost is part of every default comparison.
             found.append(Allocator("corealloc-secure", library, {"COREALLOC_SECURE": "1"}, is_corealloc=True))
-            # The heap profiler's cost: each run's profile goes to a scratch
-            # directory that is removed when the driver exits.
-            found.append(Allocator("corealloc-prof", library, {
-                "COREALLOC_PROFILE": "1",
-                "COREALLOC_PROFILE_PREFIX": str(profile_scratch() / "profile")},
-                is_corealloc=True, ablation=True))
+            # Profiling on in the default library: per-thread caches.
+            found.append(Allocator("corealloc-prof-thread", library, profiling(),
+                                   is_corealloc=True, ablation=True))
     missing = []
     for peer in PEERS:
         library = find_library(peer.library)

@@ -102,10 +102,9 @@ static void *secure_alloc(size_t size, size_t alignment, bool *zeroed, bool samp
     return p;
 }
 
-void *alloc_malloc_slow(size_t size)
+/* malloc's slow path, once the allocation is counted. */
+static void *malloc_counted(size_t size, bool sampled)
 {
-    init_ensure();
-    bool sampled = profile_sampling(size);
     if (opt.secure)
         return secure_alloc(size, SC_MIN_SIZE, NULL, sampled);
     if (sampled)
@@ -114,6 +113,21 @@ void *alloc_malloc_slow(size_t size)
         return small_alloc(sc_of(size));
     return large_malloc(size, OS_PAGE_SIZE, NULL);
 }
+
+void *alloc_malloc_slow(size_t size)
+{
+    init_ensure();
+    /* The profiling library's fast path counted it already. */
+    return malloc_counted(size, !PROFILE_IN_FAST_PATH && profile_sampling(size));
+}
+
+#if PROFILE_IN_FAST_PATH
+void *alloc_malloc_sample_point(size_t size)
+{
+    init_ensure();
+    return malloc_counted(size, profile_sample_point(size));
+}
+#endif
 
 /* Where an address lies: in a small block (cls), in a large block (span),
  * or in nothing corealloc handed out (start 0). The one classification every

@@ -7,12 +7,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/profile.h"
+#include "api/profile_sampler.h"
 #include "core/sizeclass.h"
 #include "core/superblock.h"
 #include "core/zone.h"
 #include "frontend/frontend.h"
 
 void *alloc_malloc_slow(size_t size);
+#if PROFILE_IN_FAST_PATH
+/* The profiling library: a sample point passed in an allocation of size
+ * bytes, which is served sampled or not (profile_sample_point decides). */
+void *alloc_malloc_sample_point(size_t size);
+#endif
 void alloc_free_slow(void *p);
 /* A free the fast check could not vouch for: the closer look, then (in
  * secure mode) the canary and the fill, then back to a cache. */
@@ -36,9 +43,15 @@ const char *alloc_frontend_name(void);
  * block must not carry the free mark already; anything else gets the
  * closer look, which reports double, wild and interior frees. Before
  * start-up the class table is zero and the sections miss, so the slow
- * path (which starts the allocator up) recomputes the class. */
+ * path (which starts the allocator up) recomputes the class. The
+ * profiling library counts every request first, so its slow path does
+ * not (see api/profile.h). */
 static inline void *alloc_malloc(size_t size)
 {
+#if PROFILE_IN_FAST_PATH
+    if (__builtin_expect(sampler_count(size), 0))
+        return alloc_malloc_sample_point(size);
+#endif
     unsigned cls;
     if (__builtin_expect(size <= SC_LUT_MAX, 1))
         cls = sc_lut[size];

@@ -95,6 +95,19 @@ bool profile_take(size_t size)
     return !busy && sampler_take(size);
 }
 
+#if PROFILE_IN_FAST_PATH
+bool profile_sample_point(size_t size)
+{
+    if (__atomic_load_n(&profile_on, __ATOMIC_ACQUIRE) && !busy)
+        return sampler_passed(size);
+    if (opt.profile)
+        sampler_uncount(size);
+    else
+        sampler_park();
+    return false;
+}
+#endif
+
 /* Frames the chain may miss at the outer end: the C library's start-up
  * (__libc_start_main and _start, start_thread and clone3) keeps no frame
  * pointers. */

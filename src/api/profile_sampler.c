@@ -8,10 +8,8 @@
 #define LN2 0.69314718055994530942
 
 static size_t rate = 512 << 10;
-/* Bytes left before the thread's next sample point; 0 before its first
- * draw (seed 0). */
-static __thread int64_t bytes_left;
-static __thread uint64_t seed;
+__thread uint64_t sampler_bytes_left;
+static __thread uint64_t seed; /* 0 before the thread's first draw */
 
 void sampler_set_rate(size_t bytes) { rate = bytes ? bytes : 1; }
 
@@ -62,18 +60,15 @@ static int64_t draw_gap(void)
     return gap < 1 ? 1 : gap > 4e18 ? (int64_t)4e18 : (int64_t)gap;
 }
 
-bool sampler_take(size_t size)
+bool sampler_passed(size_t size)
 {
-    int64_t bytes = size < ((size_t)1 << 50) ? (int64_t)size : (int64_t)1 << 50;
-    if ((bytes_left -= bytes) > 0)
-        return false;
     if (!seed) { /* the thread's first allocation: its first gap starts here */
-        seed = (((uint64_t)(uintptr_t)&bytes_left ^ os_monotonic_ns()) * 0x9E3779B97F4A7C15ULL) | 1;
-        bytes_left = draw_gap() - bytes;
-        if (bytes_left > 0)
+        seed = (((uint64_t)(uintptr_t)&sampler_bytes_left ^ os_monotonic_ns()) * 0x9E3779B97F4A7C15ULL) | 1;
+        sampler_bytes_left = (uint64_t)draw_gap() - size;
+        if ((int64_t)sampler_bytes_left >= 0)
             return false;
     }
-    bytes_left = draw_gap(); /* memoryless: the next gap starts after this allocation */
+    sampler_bytes_left = (uint64_t)draw_gap(); /* memoryless: the next gap starts after this allocation */
     return true;
 }
 

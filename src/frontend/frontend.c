@@ -89,9 +89,11 @@ void frontend_init(void)
 {
     init_shared(holds);
     tcache_init();
-    /* Secure mode's checks are on the slow paths, and the heap profiler
-     * counts every allocation there: both need the fast paths to miss. */
-    if (opt.frontend != FRONTEND_THREAD && !opt.secure && !opt.profile && cpucache_init())
+    /* Secure mode's checks are on the slow paths, and the default
+     * library's heap profiler counts every allocation there: both need the
+     * fast paths to miss. The profiling library counts in its fast paths. */
+    bool slow_paths_only = opt.secure || (opt.profile && !PROFILE_IN_FAST_PATH);
+    if (opt.frontend != FRONTEND_THREAD && !slow_paths_only && cpucache_init())
         return;
     /* Per-thread caches (secure mode too: its checks are on the slow
      * paths): every thread reads the idle area's id, whose slab

@@ -50,6 +50,17 @@ static inline bool opt_free_blocks_wait(void)
     return !opt.tight && opt.purge_delay_ms != 0;
 }
 
+/* 1 in the profiling library (libcorealloc-prof.so, built with
+ * COREALLOC_PROFILE_FASTPATH): malloc's fast path counts allocations for
+ * the heap profiler, so COREALLOC_PROFILE keeps the per-CPU caches; 0 in
+ * the default library, whose profiler counts in the slow paths and so
+ * runs per-thread caches (api/profile.h). */
+#if defined(COREALLOC_PROFILE_FASTPATH)
+#define PROFILE_IN_FAST_PATH 1
+#else
+#define PROFILE_IN_FAST_PATH 0
+#endif
+
 /* Sets the defaults, then reads the environment: each COREALLOC_<NAME>,
  * then COREALLOC_OPTIONS (help, or NAME=VALUE pairs); warns about values
  * that do not parse and about COREALLOC_ names that are no option. No

@@ -78,8 +78,9 @@
     OPTION(PROFILE, profile, BOOL, "0", "",                                                       \
            "heap profiling: about one allocation per `PROFILE_RATE` bytes is sampled with its "   \
            "call stack; profiles are written at exit, on `PROFILE_SIGNAL` and by "                \
-           "`corealloc_profile_dump()`. Runs the per-thread front end (see Profiling for the "    \
-           "cost)")                                                                               \
+           "`corealloc_profile_dump()`. The profiling library `libcorealloc-prof.so` (what "      \
+           "`corealloc prof` runs) keeps the per-CPU caches; `libcorealloc.so` runs per-thread "  \
+           "caches (see Profiling for the costs)")                                                \
     OPTION(PROFILE_RATE, profile_rate, SIZE, "512K", "",                                          \
            "mean bytes allocated between two samples")                                            \
     OPTION(PROFILE_PREFIX, profile_prefix, STRING, "corealloc", "",                               \

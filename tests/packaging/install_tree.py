@@ -2,8 +2,8 @@
 """Installs the build into an empty PREFIX (what make install does) and
 checks the installed files are exactly those a user should get: the
 versioned shared library, the archive, the header, corealloc.pc, the CMake
-package, the man pages and the tool, and nothing else (no ablation
-libraries). The other packaging tests use the tree it leaves.
+package, the man pages and the tool (with the profiling library it
+preloads), and nothing else (no ablation libraries). The other packaging tests use the tree it leaves.
 
 usage: install_tree.py --build DIR --prefix DIR --version V --config CONFIG
                        --libdir D --includedir D --mandir D [--tools] [--man]
@@ -40,7 +40,7 @@ def expected_files(args):
         files |= {f"{python}/{name}" for name in sources if name.endswith(".py")}
         files |= {f"{python}/build_info.py", f"{python}/option_names.py", "bin/corealloc",
                   "lib/corealloc/corealloc-replay", "lib/corealloc/libcorealloc_hist.so",
-                  "lib/corealloc/libcorealloc_trace.so"}
+                  "lib/corealloc/libcorealloc_trace.so", "lib/corealloc/libcorealloc-prof.so"}
     return files
 
 

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """The corealloc tool behaves as a Unix command, from the build tree and
 once installed: help with and without --help, --version, --option names
-checked against src/platform/options_table.h, and --stats reports that
+checked against src/platform/options_table.h, --stats reports that
 survive a program closing its stderr (one per process, or in the file the
-user chose), leaving no temporary file behind.
+user chose), leaving no temporary file behind, and prof finding the
+profiling library it runs (per-CPU caches where the kernel has rseq).
 
 usage: tool.py --cli COREALLOC_SCRIPT --version V --close-stderr PROGRAM
                --root PROJECT_ROOT --work DIR
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -85,3 +87,12 @@ _, err = corealloc("run", "--stats", "--", args.close_stderr, env=dict(ENV, CORE
 expect("COREALLOC_STATS_FILE=FILE: the report goes to FILE only",
        REPORT not in err and REPORT in open(chosen).read(), err)
 expect("no temporary file left behind", os.listdir(tmp) == [], str(os.listdir(tmp)))
+
+prof_stats = os.path.join(args.work, "prof-stats.json")
+_, err = corealloc("prof", "-o", os.path.join(args.work, "prof"), "--", "true",
+                   env=dict(ENV, COREALLOC_STATS="json", COREALLOC_STATS_FILE=prof_stats))
+expect("prof writes its profiles", os.path.exists(os.path.join(args.work, "prof.pb.gz")), err)
+with open(prof_stats) as f:
+    report = json.load(f)
+expect("prof runs the profiling library, on the per-CPU caches",
+       report["frontend"] == "rseq" or report["rseq_source"] == "unavailable", str(report)[:300])

@@ -9,7 +9,10 @@
  *            the parent 2000 x 1000 (parent_site)
  *   dumps    first_site keeps 2000 x 1000 bytes; a profile is written
  *            (corealloc_profile_dump); second_site keeps 3000 x 1000; a
- *            profile on SIGUSR2; both written to the default names */
+ *            profile on SIGUSR2; both written to the default names
+ *   free_all churn_site as in single, then 10 rounds of handoff_site
+ *            allocating 2000 x 1000 bytes that another thread frees:
+ *            nothing is left live */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,6 +62,17 @@ __attribute__((noinline)) static void churn_site(void)
     free(p);
 }
 
+#define HANDOFF 2000
+__attribute__((noinline)) static void *handoff_site(void) { FILLED(8); }
+
+static void *free_all_body(void *arg)
+{
+    void **blocks = arg;
+    for (int i = 0; i < HANDOFF; i++)
+        free(blocks[i]);
+    return NULL;
+}
+
 static void *thread_body(void *arg)
 {
     (void)arg;
@@ -101,8 +115,19 @@ int main(int argc, char **argv)
         }
         keep(3000, second_site);
         raise(SIGUSR2);
+    } else if (!strcmp(mode, "free_all")) {
+        for (int i = 0; i < 40000; i++)
+            churn_site();
+        static void *blocks[HANDOFF];
+        for (int round = 0; round < 10; round++) {
+            for (int i = 0; i < HANDOFF; i++)
+                blocks[i] = handoff_site();
+            pthread_t thread;
+            if (pthread_create(&thread, NULL, free_all_body, blocks) || pthread_join(thread, NULL))
+                return 1;
+        }
     } else {
-        fprintf(stderr, "usage: prof_sites single|threads|fork|dumps\n");
+        fprintf(stderr, "usage: prof_sites single|threads|fork|dumps|free_all\n");
         return 2;
     }
     return 0;

@@ -1,8 +1,12 @@
 """corealloc prof on prof_sites.c, whose sites' live and allocated bytes are
 known: each profile must name the right sites with the right bytes, within
 sampling error (a rate of 4 KiB gives a few hundred samples per site: the
-bounds are 5 standard deviations or more)."""
+bounds are 5 standard deviations or more). --library is the library
+profiled, --frontend the front end it must run while profiling: rseq for
+the profiling library (where the kernel has rseq), per-thread for the
+default one."""
 import glob
+import json
 import os
 import re
 
@@ -12,7 +16,7 @@ from tool_test import arguments, corealloc, expect_equal, expect_in, fail
 RATE = 4096
 KB = 1000
 SITES = {"leak_site", "churn_site", "thread_leak_site", "child_site", "parent_site",
-         "first_site", "second_site"}
+         "first_site", "second_site", "handoff_site"}
 
 args = arguments()
 
@@ -23,8 +27,9 @@ def expect_near(what, actual, expected, tolerance):
     print(f"ok: {what} = {actual:.0f} (expected {expected:.0f} within {tolerance:.0%})")
 
 
-def profile(mode, prefix, env=None):
-    _, err = corealloc(args, "prof", "--rate", str(RATE), "--library", args.library, "-o", prefix,
+def profile(mode, prefix, env=None, library=args.library):
+    chosen = ["--library", library] if library else []
+    _, err = corealloc(args, "prof", "--rate", str(RATE), *chosen, "-o", prefix,
                        "--", args.prof_sites, mode, env=env)
     return err
 
@@ -54,6 +59,29 @@ with open(os.path.join(args.workdir, "single.svg"), encoding="utf-8") as f:
     svg = f.read()
 expect_in("flame graph", "<title>leak_site (", svg)
 expect_equal("flame graph shows no freed site", "churn_site" in svg, False)
+
+# --- the front end that ran while profiling (the exit report says); with
+# the profiling library, as the tool chooses it itself
+stats_file = os.path.join(args.workdir, "stats.json")
+profile("single", "frontend", env=dict(os.environ, COREALLOC_STATS="json", COREALLOC_STATS_FILE=stats_file),
+        library=None if args.frontend == "rseq" else args.library)
+with open(stats_file, encoding="utf-8") as f:
+    report = json.load(f)
+if report["rseq_source"] != "unavailable":
+    expect_equal("front end while profiling", report["frontend"], args.frontend)
+
+# --- a program that frees everything, much of it from another thread than
+# the one that allocated it (on the per-CPU fast path with the profiling
+# library): nothing live
+profile("free_all", "free_all")
+free_all = read(os.path.join(args.workdir, "free_all.pb.gz"))
+expect_near("handoff_site allocated bytes",
+            by_site(free_all, SITES, "alloc_space").get("handoff_site", 0), 20000 * KB, 0.1)
+expect_equal("handoff_site live bytes", by_site(free_all, SITES, "inuse_space").get("handoff_site", 0), 0)
+everything_live = sum(by_site(free_all, SITES, "inuse_space").values())
+if everything_live > 0.01 * 60000 * KB:
+    fail(f"{everything_live} bytes live at exit in a program that freed everything it allocated")
+print(f"ok: {everything_live} bytes live at exit of 60 MB allocated and freed (at most 1%)")
 
 # --- secure mode: sampling works there too (a sampled block is a span, sealed and
 # checked as large blocks are), and no check finds anything wrong in a correct program

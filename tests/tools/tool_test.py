@@ -12,7 +12,7 @@ SKIP = 77
 def arguments():
     parser = argparse.ArgumentParser()
     for name in ("cli", "single", "threads", "fork", "cxx", "probe", "workdir", "library",
-                 "prof_sites"):
+                 "prof_sites", "frontend"):
         parser.add_argument("--" + name.replace("_", "-"))
     args = parser.parse_args()
     test_name = os.path.splitext(os.path.basename(sys.argv[0]))[0]

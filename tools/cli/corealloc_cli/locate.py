@@ -51,6 +51,19 @@ def corealloc_library(override=None):
     raise ToolError(f"cannot find {build_info.LIBRARY} next to the tool; pass --library PATH")
 
 
+def profiling_library(override=None):
+    """libcorealloc-prof.so, whose malloc counts for the heap profiler in its
+    fast path: --library, else installed beside the tool (lib/corealloc/) or
+    in the build tree (src/)."""
+    if override:
+        return corealloc_library(override)
+    for candidate in (os.path.join(TOOL_DIR, build_info.PROF_LIBRARY),
+                      os.path.join(TOOL_DIR, "..", "src", build_info.PROF_LIBRARY)):
+        if os.path.isfile(candidate):
+            return os.path.realpath(candidate)
+    raise ToolError(f"cannot find {build_info.PROF_LIBRARY} next to the tool; pass --library PATH")
+
+
 def _system_library(soname):
     try:
         listing = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True,

@@ -50,7 +50,9 @@ def _parser():
                       help="where the profiles go (default corealloc-prof)")
     prof.add_argument("--rate", metavar="BYTES",
                       help="mean bytes allocated between samples (default 512K; K/M/G suffixes)")
-    prof.add_argument("--library", metavar="PATH", help="the libcorealloc.so to use")
+    prof.add_argument("--library", metavar="PATH",
+                      help="the library to profile on (default: libcorealloc-prof.so, whose fast "
+                           "paths count for the profiler, so the per-CPU caches stay on)")
     prof.add_argument("--dump", metavar="FILE.heap", help="convert this profile instead of running")
     prof.add_argument("--base", metavar="OLDER.heap",
                       help="with --dump: show what changed since this earlier profile")

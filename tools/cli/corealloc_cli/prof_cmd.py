@@ -90,7 +90,7 @@ def _profile_run(args):
     extra = {"COREALLOC_PROFILE": "1", "COREALLOC_PROFILE_PREFIX": prefix}
     if args.rate:
         extra["COREALLOC_PROFILE_RATE"] = args.rate
-    env = launch.preload_environment(locate.corealloc_library(args.library), extra)
+    env = launch.preload_environment(locate.profiling_library(args.library), extra)
     started = []
     status = launch.run_program(command, env, started.append)
     dumps = _final_dumps(prefix)
