@@ -137,17 +137,18 @@ static void return_batch(struct central *ce, unsigned cls, struct batch *b)
     batchpool_put(b);
 }
 
-/* A class's first cuts take few blocks: a page's worth, doubling with
- * every cut until a whole batch. Blocks cut are marked free (block_mark.h),
- * so resident: a program that touches many classes a little does not pay a
- * batch of each (up to 64 KiB) in every cache. Lock held. */
-#define CENTRAL_SLOW_START_CUTS 5u
-
+/* A cut takes at most a page's worth of blocks or a quarter of the blocks
+ * the class has out already, whichever is more: blocks cut are marked free
+ * (block_mark.h), so resident, and a class the program uses a little (a
+ * few blocks of 4 to 32 KiB, say) would otherwise hold a batch of up to
+ * 64 KiB in every cache. A class that grows reaches whole batches within a
+ * few cuts, its cached surplus bounded by a quarter of what it has out.
+ * Lock held. */
 static unsigned cut_allowance(const struct central *ce, unsigned cls, unsigned n)
 {
-    if (ce->cuts >= CENTRAL_SLOW_START_CUTS)
-        return n;
-    size_t most = ((size_t)OS_PAGE_SIZE << ce->cuts) / sc_info[cls].size;
+    size_t most = OS_PAGE_SIZE / sc_info[cls].size, grown = ce->blocks_out / 4;
+    if (grown > most)
+        most = grown;
     return most >= n ? n : most ? (unsigned)most : 1;
 }
 

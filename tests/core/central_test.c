@@ -2,8 +2,9 @@
  * full batches (the lock-free stack) and odd counts (the superblock path).
  * Every object taken is tagged with its holder by an atomic exchange on its
  * first word, so an object handed to two holders at once is caught; counts
- * in and out must balance; trimming returns the superblocks. A class's
- * first cuts are short (the slow start), so the classes are warmed first. */
+ * in and out must balance; trimming returns the superblocks. A cut takes
+ * at most a quarter of what the class has out (or a page's worth), so each
+ * class is first given enough out for whole cuts. */
 #include <stdint.h>
 
 #include "api/alloc.h"
@@ -62,32 +63,39 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* The first cuts of a class nothing has used take a page's worth of
- * blocks, doubling each time until a whole batch. */
-static void test_slow_start(unsigned cls)
+/* A cut of a class takes a page's worth of blocks or a quarter of those
+ * the class has out, whichever is more, up to the batch: a class used a
+ * little holds little; one that grows reaches whole batches. And the
+ * blocks given back one at a time leave nothing out. */
+static void test_cut_allowance(unsigned cls)
 {
     struct central_class_stats stats;
     central_class_stats(cls, &stats);
-    REQUIRE_MSG(stats.refills == 0, "class %u was used before the test", cls);
-    unsigned batch = sc_info[cls].batch, cuts = 0;
-    REQUIRE(OS_PAGE_SIZE / sc_info[cls].size > 0 && OS_PAGE_SIZE / sc_info[cls].size < batch);
-    void *objs[SC_BATCH_MAX];
-    for (unsigned got = 0; got < batch; cuts++) {
-        unsigned expect = (unsigned)(((size_t)OS_PAGE_SIZE << cuts) / sc_info[cls].size);
-        got = central_alloc(cls, objs, batch);
-        CHECK_MSG(got == (expect < batch ? expect : batch), "cut %u of class %u: %u blocks, expected %u", cuts,
-                  cls, got, expect < batch ? expect : batch);
-        central_free(cls, objs, got);
-        REQUIRE(got > 0 && cuts < 8);
+    REQUIRE_MSG(stats.refills == 0 && stats.blocks_out == 0, "class %u was used before the test", cls);
+    unsigned batch = sc_info[cls].batch, page = (unsigned)(OS_PAGE_SIZE / sc_info[cls].size), held = 0;
+    REQUIRE(page > 0 && page < batch);
+    static void *objs[CENTRAL_WARM_MOST];
+    for (unsigned got = 0; got < batch;) {
+        unsigned expect = held / 4 > page ? held / 4 : page;
+        expect = expect < batch ? expect : batch;
+        REQUIRE(held + batch <= CENTRAL_WARM_MOST);
+        got = central_alloc(cls, &objs[held], batch);
+        CHECK_MSG(got == expect, "class %u with %u out: a cut of %u blocks, expected %u", cls, held, got, expect);
+        REQUIRE(got > 0);
+        held += got;
     }
+    for (unsigned i = 0; i < held; i++)
+        central_free(cls, &objs[i], 1);
+    central_class_stats(cls, &stats);
+    CHECK_EQ(stats.blocks_out, 0);
 }
 
 int main(void)
 {
     init_ensure();
-    test_slow_start(sc_of(1792));
+    test_cut_allowance(sc_of(1792));
     for (unsigned i = 0; i < sizeof test_classes / sizeof test_classes[0]; i++)
-        central_warm(test_classes[i]);
+        central_hold_until_whole_batches(test_classes[i]);
     struct central_class_stats before[SC_COUNT], after;
     for (unsigned c = 0; c < SC_COUNT; c++)
         central_class_stats(c, &before[c]);

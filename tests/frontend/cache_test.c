@@ -219,7 +219,7 @@ int main(void)
     batch = sc_info[cls].batch;
     size = sc_info[cls].size;
     REQUIRE(cls > 0 && cls + 1 < SC_COUNT && 3 * batch <= sc_info[cls].limit);
-    central_warm(cls); /* a refill cuts a whole batch */
+    central_hold_until_whole_batches(cls); /* a refill cuts a whole batch */
     test_layout();
     void **slab = meta_alloc(cache_slab_bytes(CACHE_SHAPE_THREAD));
     REQUIRE(slab != NULL);

@@ -1,7 +1,8 @@
-/* For the unit tests of the central layer and the caches above it: takes a
- * class past the central layer's slow start (its first cuts are short), so
- * every later cut is a whole batch. The blocks go back to their
- * superblocks, one at a time: no batch is left parked. */
+/* For the unit tests of the caches above the central layer: a cut takes
+ * at most a quarter of the blocks the class has out, or a page's worth
+ * (central.c), so a test that counts whole batches first takes the class
+ * to where every cut is one, by holding what it cuts until a cut comes
+ * whole. The blocks stay out for the test's life. */
 #ifndef COREALLOC_TEST_CENTRAL_WARM_H
 #define COREALLOC_TEST_CENTRAL_WARM_H
 
@@ -9,14 +10,17 @@
 #include "core/central.h"
 #include "core/sizeclass.h"
 
-static inline void central_warm(unsigned cls)
+/* Enough for any class: whole batches come by 4 * SC_BATCH_MAX held. */
+#define CENTRAL_WARM_MOST (8 * SC_BATCH_MAX)
+
+static inline void central_hold_until_whole_batches(unsigned cls)
 {
-    void *objs[SC_BATCH_MAX];
-    for (unsigned got = 0; got < sc_info[cls].batch;) {
-        got = central_alloc(cls, objs, sc_info[cls].batch);
+    static void *held[CENTRAL_WARM_MOST];
+    unsigned count = 0;
+    for (unsigned got = 0; got < sc_info[cls].batch; count += got) {
+        REQUIRE(count + sc_info[cls].batch <= CENTRAL_WARM_MOST);
+        got = central_alloc(cls, &held[count], sc_info[cls].batch);
         REQUIRE(got > 0);
-        for (unsigned i = 0; i < got; i++)
-            central_free(cls, &objs[i], 1);
     }
 }
 
