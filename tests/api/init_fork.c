@@ -5,6 +5,7 @@
  * Usage: api_init_fork FORKS
  */
 #include "check.h"
+#include "forking.h"
 #include "pattern.h"
 
 #include <pthread.h>
@@ -103,12 +104,7 @@ static int wait_child(pid_t pid)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s FORKS\n", argv[0]);
-        return 2;
-    }
-    int forks = atoi(argv[1]);
-    REQUIRE(forks > 0);
+    int forks = fork_count_argument(argc, argv);
 
     void *inherited[INHERITED];
     for (size_t i = 0; i < INHERITED; i++) {

@@ -67,12 +67,7 @@ static void child(int f)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s FORKS\n", argv[0]);
-        return 2;
-    }
-    int forks = atoi(argv[1]);
-    REQUIRE(forks > 0);
+    int forks = fork_count_argument(argc, argv);
     pthread_t threads[TRIMMERS];
     for (int t = 0; t < TRIMMERS; t++)
         REQUIRE(pthread_create(&threads[t], NULL, trimmer, NULL) == 0);

@@ -82,12 +82,7 @@ static void reap(int options)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s FORKS\n", argv[0]);
-        return 2;
-    }
-    int wanted = atoi(argv[1]);
-    REQUIRE(wanted > 0);
+    int wanted = fork_count_argument(argc, argv);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = fork_now;

@@ -82,12 +82,7 @@ static void child(int f)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s FORKS\n", argv[0]);
-        return 2;
-    }
-    int forks = atoi(argv[1]);
-    REQUIRE(forks > 0);
+    int forks = fork_count_argument(argc, argv);
     lines = tmpfile();
     REQUIRE(lines != NULL);
     static char line[LINE_BYTES + 1];

@@ -12,7 +12,7 @@
 #include "core/central.h"
 #include "core/sizeclass.h"
 #include "platform/os.h"
-#include "central_warm.h"
+#include "central_hold.h"
 #include "check.h"
 #include "rng.h"
 #include "threads.h"
@@ -74,11 +74,11 @@ static void test_cut_allowance(unsigned cls)
     REQUIRE_MSG(stats.refills == 0 && stats.blocks_out == 0, "class %u was used before the test", cls);
     unsigned batch = sc_info[cls].batch, page = (unsigned)(OS_PAGE_SIZE / sc_info[cls].size), held = 0;
     REQUIRE(page > 0 && page < batch);
-    static void *objs[CENTRAL_WARM_MOST];
+    static void *objs[CENTRAL_HOLD_MOST];
     for (unsigned got = 0; got < batch;) {
         unsigned expect = held / 4 > page ? held / 4 : page;
         expect = expect < batch ? expect : batch;
-        REQUIRE(held + batch <= CENTRAL_WARM_MOST);
+        REQUIRE(held + batch <= CENTRAL_HOLD_MOST);
         got = central_alloc(cls, &objs[held], batch);
         CHECK_MSG(got == expect, "class %u with %u out: a cut of %u blocks, expected %u", cls, held, got, expect);
         REQUIRE(got > 0);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "api/init.h"
-#include "central_warm.h"
+#include "central_hold.h"
 #include "check.h"
 #include "core/central.h"
 #include "core/meta.h"

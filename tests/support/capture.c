@@ -42,3 +42,20 @@ bool capture_reported(const char *log, const void *p, const char *what)
     snprintf(address, sizeof address, "%p", p);
     return strstr(log, address) && strstr(log, what) && strstr(log, "corealloc: error:");
 }
+
+void check_overflow_by_one_reported(void *filled, size_t size)
+{
+    capture_stderr_begin();
+    free(filled);
+    const char *clean = capture_stderr_end();
+    CHECK_MSG(clean[0] == 0, "size %zu: a free within bounds reported: %s", size, clean);
+
+    unsigned char *p = malloc(size);
+    REQUIRE(p != NULL);
+    ((volatile unsigned char *)p)[size] ^= 0x40; /* one byte past */
+    capture_stderr_begin();
+    free(p);
+    const char *log = capture_stderr_end();
+    CHECK_MSG(capture_reported(log, p, "written past its size"), "size %zu: a one-byte overflow went unseen: %s", size,
+              log);
+}

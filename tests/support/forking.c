@@ -1,11 +1,23 @@
 #include "forking.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "pattern.h"
+
+int fork_count_argument(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s FORKS\n", argv[0]);
+        exit(2);
+    }
+    int forks = atoi(argv[1]);
+    REQUIRE(forks > 0);
+    return forks;
+}
 
 void forked_child_allocation(size_t size, uint64_t seed)
 {
