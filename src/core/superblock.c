@@ -79,12 +79,21 @@ static void set_fast_bound(struct superblock *sb, bool in_use)
     __atomic_store_n(&entry->bound, bound, __ATOMIC_RELEASE);
 }
 
+/* Bits of blocks past carved (never handed out) stay clear: those blocks
+ * are in the superblock without a bit, so a fresh superblock's bitmap is
+ * not written until a block comes back (in a short-lived program, often
+ * never: its page is not touched). Secure mode takes blocks at random
+ * rather than by carving, so every block starts with its bit. */
 static void format(struct superblock *sb, unsigned cls)
 {
-    unsigned blocks = sc_info[cls].blocks;
-    memset(sb->bitmap, 0xff, (blocks / 64) * sizeof(uint64_t));
-    if (blocks % 64)
-        sb->bitmap[blocks / 64] = ((uint64_t)1 << (blocks % 64)) - 1;
+    /* What the last format handed out: zero for a fresh descriptor */
+    memset(sb->bitmap, 0, (sb->carved + 63u) / 64u * sizeof(uint64_t));
+    if (opt.secure) {
+        unsigned blocks = sc_info[cls].blocks;
+        memset(sb->bitmap, 0xff, (blocks / 64) * sizeof(uint64_t));
+        if (blocks % 64)
+            sb->bitmap[blocks / 64] = ((uint64_t)1 << (blocks % 64)) - 1;
+    }
     sb->cursor = 0;
     sb->holes = 0;
     sb->cls = (uint8_t)cls;
@@ -374,7 +383,8 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
     if (opt.secure)
         return take_random(sb, out, n);
     const struct sizeclass_info *sc = &sc_info[sb->cls];
-    unsigned words = (sc->blocks + 63) / 64, got = 0, w = sb->cursor;
+    /* Blocks that came back first (they are below carved), then new ones. */
+    unsigned words = (sb->carved + 63u) / 64u, got = 0, w = sb->cursor;
     for (; w < words && got < n; w++) {
         uint64_t bits = sb->bitmap[w];
         while (bits && got < n) {
@@ -382,14 +392,16 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
             bits &= bits - 1;
             out[got] = (void *)(sb->start + (uintptr_t)index * sc->size);
             block_mark_free(out[got++]);
-            if (index >= sb->carved)
-                sb->carved = (uint16_t)(index + 1);
         }
         sb->bitmap[w] = bits;
         if (bits)
             break;
     }
     sb->cursor = (uint16_t)w;
+    for (; got < n && sb->carved < sc->blocks; sb->carved++) {
+        out[got] = (void *)(sb->start + (uintptr_t)sb->carved * sc->size);
+        block_mark_free(out[got++]);
+    }
     sb->used = (uint16_t)(sb->used + got);
     if (sb->holes)
         refill_holes(sb, out, got);
@@ -400,6 +412,10 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
 /* Whether blocks first..last are all in the superblock. */
 static bool all_in(const struct superblock *sb, uint64_t first, uint64_t last)
 {
+    if (first >= sb->carved) /* never handed out: in */
+        return true;
+    if (last >= sb->carved)
+        last = (uint64_t)sb->carved - 1;
     for (uint64_t w = first / 64; w <= last / 64; w++) {
         uint64_t mask = ~(uint64_t)0;
         if (w == first / 64)
@@ -457,7 +473,7 @@ bool sb_give(struct superblock *sb, void *p)
 {
     uint64_t index = sc_block_index(sb->cls, (uintptr_t)p - sb->start);
     uint64_t bit = (uint64_t)1 << (index % 64);
-    if (sb->bitmap[index / 64] & bit)
+    if (index >= sb->carved || (sb->bitmap[index / 64] & bit))
         return false;
     sb->bitmap[index / 64] |= bit;
     if (index / 64 < sb->cursor)

@@ -8,6 +8,8 @@
  * long enough, and reused. The resident estimate follows every step. In a
  * zone, the free fast path's check vouches exactly for the starts of the
  * blocks ever taken, while no page is a hole and the superblock is in use.
+ * Blocks never taken need no bit: a superblock's bitmap stays unwritten
+ * until a block comes back, and is clear again when it is reused.
  * Run on the zones and on superblocks mapped on their own (the zones0
  * variant). */
 #include <stdint.h>
@@ -79,6 +81,50 @@ static void test_fast_check(void)
         sb_give(sb, some[i]);
     sb_release_empty(sb);
     CHECK_EQ(fast_vouched(sb), 0);
+}
+
+static bool bitmap_clear(const struct superblock *sb)
+{
+    for (unsigned w = 0; w < (blocks + 63) / 64; w++)
+        if (sb->bitmap[w])
+            return false;
+    return true;
+}
+
+static void test_bitmap_written_on_return(void)
+{
+    struct superblock *sb = sb_acquire(cls);
+    REQUIRE(sb != NULL);
+    CHECK(bitmap_clear(sb));
+    void *some[12];
+    CHECK_EQ(sb_take(sb, some, 10), 10);
+    CHECK_MSG(bitmap_clear(sb), "blocks taken for the first time write no bit");
+    CHECK_EQ(sb->carved, 10);
+    void *untaken = (void *)(sb->start + 20 * SIZE);
+    CHECK_MSG(!sb_give(sb, untaken), "a block never taken is in the superblock already");
+    CHECK_EQ(sb_block_state((uintptr_t)untaken, cls), BLOCK_IN_SUPERBLOCK);
+    CHECK(sb_give(sb, some[8]) && sb_give(sb, some[5]));
+    CHECK_EQ(sb_block_state((uintptr_t)some[5], cls), BLOCK_IN_SUPERBLOCK);
+    CHECK_EQ(sb_block_state((uintptr_t)some[6], cls), BLOCK_HANDED_OUT);
+    /* the given ones first, lowest first, then new ones in address order */
+    CHECK_EQ(sb_take(sb, some + 10, 2), 2);
+    CHECK(some[10] == some[5] && some[11] == some[8]);
+    CHECK_MSG(bitmap_clear(sb), "bits go with the blocks taken back");
+    void *next;
+    CHECK_EQ(sb_take(sb, &next, 1), 1);
+    CHECK(next == (void *)(sb->start + 10 * SIZE));
+    CHECK(sb_give(sb, next));
+    for (unsigned i = 0; i < 10; i++)
+        CHECK(sb_give(sb, some[i]));
+    CHECK_EQ(sb->used, 0);
+    sb_release_empty(sb);
+    struct superblock *again = sb_acquire(cls);
+    REQUIRE(again != NULL);
+    CHECK_MSG(again->carved == 0 && bitmap_clear(again), "a reused superblock starts clear");
+    CHECK_EQ(sb_take(again, &next, 1), 1);
+    CHECK(next == (void *)again->start);
+    CHECK(sb_give(again, next));
+    sb_release_empty(again);
 }
 
 static void give_range(struct superblock *sb, unsigned first, unsigned last)
@@ -204,5 +250,7 @@ int main(void)
     test_empty(sb, resident_without);
     if (zone_active())
         test_fast_check();
+    if (!opt.secure)
+        test_bitmap_written_on_return();
     return check_status();
 }
