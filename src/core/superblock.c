@@ -31,6 +31,11 @@ void sb_init(void)
     lock_register_for_fork(&chunk_lock, LOCK_RANK_CHUNKS);
 }
 
+uint64_t *sb_bitmap(const struct superblock *sb)
+{
+    return sb->zoned ? zone_superblock_bitmap(sb->start) : (uint64_t *)(sb + 1);
+}
+
 struct superblock *sb_of(uintptr_t addr)
 {
     unsigned cls;
@@ -60,7 +65,7 @@ enum block_state sb_block_state(uintptr_t addr, unsigned cls)
     if (index * sc_info[cls].size != offset || index >= sc_info[cls].blocks)
         return BLOCK_NOT_A_START;
     if (index >= __atomic_load_n(&sb->carved, __ATOMIC_RELAXED) ||
-        __atomic_load_n(&sb->bitmap[index / 64], __ATOMIC_RELAXED) & ((uint64_t)1 << (index % 64)))
+        __atomic_load_n(&sb_bitmap(sb)[index / 64], __ATOMIC_RELAXED) & ((uint64_t)1 << (index % 64)))
         return BLOCK_IN_SUPERBLOCK;
     return BLOCK_HANDED_OUT;
 }
@@ -86,13 +91,14 @@ static void set_fast_bound(struct superblock *sb, bool in_use)
  * rather than by carving, so every block starts with its bit. */
 static void format(struct superblock *sb, unsigned cls)
 {
+    uint64_t *bitmap = sb_bitmap(sb);
     /* What the last format handed out: zero for a fresh descriptor */
-    memset(sb->bitmap, 0, (sb->carved + 63u) / 64u * sizeof(uint64_t));
+    memset(bitmap, 0, (sb->carved + 63u) / 64u * sizeof(uint64_t));
     if (opt.secure) {
         unsigned blocks = sc_info[cls].blocks;
-        memset(sb->bitmap, 0xff, (blocks / 64) * sizeof(uint64_t));
+        memset(bitmap, 0xff, (blocks / 64) * sizeof(uint64_t));
         if (blocks % 64)
-            sb->bitmap[blocks / 64] = ((uint64_t)1 << (blocks % 64)) - 1;
+            bitmap[blocks / 64] = ((uint64_t)1 << (blocks % 64)) - 1;
     }
     sb->cursor = 0;
     sb->holes = 0;
@@ -171,8 +177,7 @@ static bool gone_for_good(struct superblock *sb)
 {
     if (sb->zoned || sb->residency != SB_UNMAPPED)
         return false;
-    meta_free(sb->bitmap, SB_BITMAP_BYTES);
-    meta_free(sb, sizeof *sb);
+    meta_free(sb, sizeof *sb + SB_BITMAP_BYTES);
     return true;
 }
 
@@ -211,17 +216,16 @@ static bool grow_chunk_pool(void)
         return false;
     counters_add_mapped(SB_SIZE * CHUNK_SUPERBLOCKS);
     for (unsigned i = 0; i < CHUNK_SUPERBLOCKS; i++) {
-        struct superblock *sb = meta_alloc(sizeof *sb);
-        uint64_t *bitmap = meta_alloc(SB_BITMAP_BYTES); /* any class may take it */
+        /* The bitmap right after: room for any class's, as any may take it. */
+        struct superblock *sb = meta_alloc(sizeof *sb + SB_BITMAP_BYTES);
         uintptr_t start = (uintptr_t)chunk + i * SB_SIZE;
-        if (!sb || !bitmap || !pagemap_set_range(start, SB_SIZE, (uintptr_t)sb)) {
+        if (!sb || !pagemap_set_range(start, SB_SIZE, (uintptr_t)sb)) {
             /* What could not be described is left unused, never handed out. */
             return i > 0;
         }
         if (!guard(start))
             return i > 0;
         sb->start = start;
-        sb->bitmap = bitmap;
         sb->residency = SB_PURGED; /* fresh pages: nothing to give back */
         sb->next = chunk_pool;
         chunk_pool = sb;
@@ -285,7 +289,6 @@ struct superblock *sb_acquire(unsigned cls)
     }
     struct superblock *sb = zone_descriptor_slot(start);
     sb->start = start;
-    sb->bitmap = zone_superblock_bitmap(cls, start);
     sb->zoned = 1;
     sb->residency = SB_RESIDENT;
     counters_add_mapped(SB_SIZE);
@@ -304,7 +307,7 @@ void sb_release_empty(struct superblock *sb)
         footprint_recharge((size_t)__builtin_popcountll(sb->holes) << OS_PAGE_SHIFT);
         sb->holes = 0;
     }
-    sb->empty_since_ns = os_monotonic_ns();
+    sb->empty_since = (uint32_t)(os_monotonic_ns() >> SB_CLOCK_SHIFT);
     sb->list = SB_LIST_EMPTY;
     sb->residency = SB_RESIDENT;
     size_t retained = __atomic_add_fetch(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
@@ -355,16 +358,17 @@ static unsigned take_random(struct superblock *sb, void **out, unsigned n)
     if (!*rng)
         *rng = os_random_seed() | 1;
     const struct sizeclass_info *sc = &sc_info[sb->cls];
+    uint64_t *bitmap = sb_bitmap(sb);
     unsigned words = (sc->blocks + 63) / 64, got = 0;
     while (got < n && sb->used + got < sc->blocks) {
         unsigned from = random_below(rng, sc->blocks), w = from / 64;
-        uint64_t bits = sb->bitmap[w] & (~(uint64_t)0 << (from % 64));
+        uint64_t bits = bitmap[w] & (~(uint64_t)0 << (from % 64));
         while (!bits) {
             w = (w + 1) % words;
-            bits = sb->bitmap[w];
+            bits = bitmap[w];
         }
         unsigned index = w * 64 + (unsigned)__builtin_ctzll(bits);
-        sb->bitmap[w] &= ~((uint64_t)1 << (index % 64));
+        bitmap[w] &= ~((uint64_t)1 << (index % 64));
         out[got] = (void *)(sb->start + (uintptr_t)index * sc->size);
         if (index >= sb->carved)
             sb->carved = (uint16_t)(index + 1);
@@ -384,16 +388,17 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
         return take_random(sb, out, n);
     const struct sizeclass_info *sc = &sc_info[sb->cls];
     /* Blocks that came back first (they are below carved), then new ones. */
+    uint64_t *bitmap = sb_bitmap(sb);
     unsigned words = (sb->carved + 63u) / 64u, got = 0, w = sb->cursor;
     for (; w < words && got < n; w++) {
-        uint64_t bits = sb->bitmap[w];
+        uint64_t bits = bitmap[w];
         while (bits && got < n) {
             unsigned index = w * 64 + (unsigned)__builtin_ctzll(bits);
             bits &= bits - 1;
             out[got] = (void *)(sb->start + (uintptr_t)index * sc->size);
             block_mark_free(out[got++]);
         }
-        sb->bitmap[w] = bits;
+        bitmap[w] = bits;
         if (bits)
             break;
     }
@@ -412,6 +417,7 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
 /* Whether blocks first..last are all in the superblock. */
 static bool all_in(const struct superblock *sb, uint64_t first, uint64_t last)
 {
+    const uint64_t *bitmap = sb_bitmap(sb);
     if (first >= sb->carved) /* never handed out: in */
         return true;
     if (last >= sb->carved)
@@ -422,7 +428,7 @@ static bool all_in(const struct superblock *sb, uint64_t first, uint64_t last)
             mask &= ~(uint64_t)0 << (first % 64);
         if (w == last / 64)
             mask &= ~(uint64_t)0 >> (63 - last % 64);
-        if ((sb->bitmap[w] & mask) != mask)
+        if ((bitmap[w] & mask) != mask)
             return false;
     }
     return true;
@@ -473,9 +479,10 @@ bool sb_give(struct superblock *sb, void *p)
 {
     uint64_t index = sc_block_index(sb->cls, (uintptr_t)p - sb->start);
     uint64_t bit = (uint64_t)1 << (index % 64);
-    if (index >= sb->carved || (sb->bitmap[index / 64] & bit))
+    uint64_t *bitmap = sb_bitmap(sb);
+    if (index >= sb->carved || (bitmap[index / 64] & bit))
         return false;
-    sb->bitmap[index / 64] |= bit;
+    bitmap[index / 64] |= bit;
     if (index / 64 < sb->cursor)
         sb->cursor = (uint16_t)(index / 64);
     sb->used--;
@@ -491,8 +498,12 @@ void sb_gave(struct superblock *sb, void *p)
 static size_t purge_list(struct superblock **head, uint64_t older_than_ns, enum os_purge_kind kind)
 {
     size_t released = 0;
+    /* Emptied at or before the horizon, on the descriptor's wrapping clock
+     * (any horizon from now on takes them all). */
+    bool all = older_than_ns >= os_monotonic_ns();
+    uint32_t horizon = (uint32_t)(older_than_ns >> SB_CLOCK_SHIFT);
     for (struct superblock **at = head, *sb; (sb = *at);) {
-        if (sb->empty_since_ns <= older_than_ns)
+        if (all || (int32_t)(sb->empty_since - horizon) <= 0)
             released += purge(sb, kind);
         struct superblock *next = sb->next;
         if (gone_for_good(sb))

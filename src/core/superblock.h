@@ -24,24 +24,38 @@ enum sb_residency {
     SB_UNMAPPED /* address space short: mapped again (zeros) when reused */
 };
 
+/* The guard words read zero, always: the first descriptors of a zone lie
+ * in its fast-entry page, over the entries of the slots before the
+ * zone's first superblock (zone.h), and there a guard is what the free
+ * fast path reads as the entry's bound (0: nothing is admitted). */
 struct superblock {
-    struct superblock *next, *prev; /* on the class's partial or empty list */
-    uint64_t *bitmap;               /* bit i set: block i is in the superblock */
-    uintptr_t start;
-    uint64_t empty_since_ns;
-    uint32_t pad32;
+    struct superblock *next; /* on the class's partial or empty list */
+    uint32_t guard0;
     uint16_t carved; /* one past the highest block ever handed out */
     uint16_t used;   /* blocks outside the superblock (caches, central, user) */
+    struct superblock *prev;
+    uint32_t guard1;
     uint8_t cls;
     uint8_t list;      /* enum sb_list */
     uint8_t zoned;     /* lives in its class zone: the address gives the class */
     uint8_t residency; /* enum sb_residency */
-    uint16_t cursor;   /* no set bit below this bitmap word */
+    uintptr_t start;
+    uint32_t guard2;
+    uint32_t empty_since; /* when it was emptied, in units of SB_CLOCK_SHIFT ns (wraps) */
+    uint64_t holes;       /* in use: bit i set when page i went back to the OS (all its blocks free) */
+    uint32_t guard3;
+    uint16_t cursor; /* no set bit below this bitmap word */
     uint16_t pad;
-    uint64_t holes; /* in use: bit i set when page i went back to the OS (all its blocks free) */
 };
+#define SB_CLOCK_SHIFT 20 /* about a millisecond */
 _Static_assert(SB_SIZE / SC_MIN_SIZE <= UINT16_MAX && SC_COUNT <= UINT8_MAX, "carved, used and cls fit");
 _Static_assert(sizeof(struct superblock) == ZONE_DESCRIPTOR_BYTES, "one cache line; zone arithmetic");
+_Static_assert(offsetof(struct superblock, guard0) == 8 + 0 * sizeof(struct zone_fast_entry) &&
+                   offsetof(struct superblock, guard1) == 8 + 1 * sizeof(struct zone_fast_entry) &&
+                   offsetof(struct superblock, guard2) == 8 + 2 * sizeof(struct zone_fast_entry) &&
+                   offsetof(struct superblock, guard3) == 8 + 3 * sizeof(struct zone_fast_entry) &&
+                   offsetof(struct zone_fast_entry, bound) == 8,
+               "each guard lies where an entry's bound would");
 
 void sb_init(void);
 /* The superblock holding addr, or NULL when addr is not in one. */
@@ -53,6 +67,9 @@ struct superblock *sb_acquire(unsigned cls);
 /* A superblock whose blocks have all returned: kept for reuse or purged.
  * Caller holds the class lock (and has unlinked it). */
 void sb_release_empty(struct superblock *sb);
+/* Which of its blocks (below carved) are in the superblock: beside it in
+ * its zone, or right after the descriptor of one mapped on its own. */
+uint64_t *sb_bitmap(const struct superblock *sb);
 /* Takes up to n blocks out of sb into out[], lowest addresses first,
  * marked free (core/block_mark.h). */
 unsigned sb_take(struct superblock *sb, void **out, unsigned n);

@@ -35,7 +35,10 @@ _Static_assert(SC_COUNT <= 1u << (REGION_SHIFT - ZONE_SHIFT), "the zones fit the
  * descriptor of ZONE_DESCRIPTOR_BYTES per superblock (struct superblock
  * asserts it fits), then the superblocks' bitmaps (zone.c), then the
  * superblocks, mapped as superblocks are taken. The superblock slots those
- * areas overlap are never used. */
+ * areas overlap are never used. The first descriptors of a zone are not
+ * there but in its fast-entry page, over the entries of the slots before
+ * its first superblock (never used): a class that needs a few superblocks
+ * touches one page of metadata, not two (zone.c). */
 #define ZONE_DESCRIPTOR_BYTES 64
 #define ZONE_SUPERBLOCKS (ZONE_SIZE >> SB_SHIFT)
 struct zone_fast_entry {
@@ -74,17 +77,6 @@ static inline uintptr_t zone_base(unsigned cls)
     return zone_region_base + ((uintptr_t)cls << ZONE_SHIFT);
 }
 
-/* The descriptor slot of the zone superblock holding addr (used or not),
- * for an addr inside a class zone: arithmetic on addr alone, as zones are
- * aligned to their size. */
-static inline void *zone_descriptor_slot(uintptr_t addr)
-{
-    _Static_assert(ZONE_DESCRIPTOR_BYTES == 1 << 6, "the shift below");
-    uintptr_t base = addr & ~(ZONE_SIZE - 1);
-    uintptr_t index_bytes = (addr >> (SB_SHIFT - 6)) & (((ZONE_SIZE - 1) >> SB_SHIFT) << 6);
-    return (void *)(base + ZONE_DESCRIPTORS_OFFSET + index_bytes);
-}
-
 /* The fast entry of the zone superblock holding addr (used or not), for
  * an addr inside a class zone. */
 static inline struct zone_fast_entry *zone_fast_entry_of(uintptr_t addr)
@@ -95,16 +87,15 @@ static inline struct zone_fast_entry *zone_fast_entry_of(uintptr_t addr)
     return (struct zone_fast_entry *)(base + index_bytes);
 }
 
+/* The descriptor slot of the zone superblock holding addr, for an addr in
+ * a superblock its zone has taken. */
+void *zone_descriptor_slot(uintptr_t addr);
 /* The descriptor of the zone superblock holding addr, for an addr inside
  * a class zone, or NULL when no superblock ever had that slot (whose
  * descriptor need not be mapped): the slot's fast entry, always mapped,
  * gets its class's multiplier when its superblock is first formatted, and
- * keeps it. */
-static inline void *zone_descriptor_of(uintptr_t addr)
-{
-    return __atomic_load_n(&zone_fast_entry_of(addr)->start_mult, __ATOMIC_ACQUIRE) ? zone_descriptor_slot(addr)
-                                                                                      : NULL;
-}
+ * keeps it; the slots before the zone's first superblock never had one. */
+void *zone_descriptor_of(uintptr_t addr);
 
 /* Address of the next never-used superblock of the class's zone, mapped
  * with its descriptor and bitmap, or 0 when the zone is full (or absent)
@@ -112,7 +103,7 @@ static inline void *zone_descriptor_of(uintptr_t addr)
  * way: then for good). Caller holds the class lock. */
 uintptr_t zone_take_superblock(unsigned cls);
 /* Where the bitmap of the zone superblock at start lives. */
-uint64_t *zone_superblock_bitmap(unsigned cls, uintptr_t start);
+uint64_t *zone_superblock_bitmap(uintptr_t start);
 /* Address space for large spans, mapped, right after the last taken (so
  * the last span can grow in place): [start, start + size). Returns false
  * when it cannot be mapped there (or zones are off). Caller holds the page

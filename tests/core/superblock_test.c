@@ -86,7 +86,7 @@ static void test_fast_check(void)
 static bool bitmap_clear(const struct superblock *sb)
 {
     for (unsigned w = 0; w < (blocks + 63) / 64; w++)
-        if (sb->bitmap[w])
+        if (sb_bitmap(sb)[w])
             return false;
     return true;
 }
