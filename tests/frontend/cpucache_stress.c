@@ -151,6 +151,7 @@ static long long blocks_out_in_test_classes(const char *json)
 }
 
 static char report[65536];
+#define EXTRA_SECONDS 30.0
 
 static const char *stats_json(void)
 {
@@ -205,8 +206,17 @@ int main(int argc, char **argv)
         atomic_store(&stop, true);
         pthread_barrier_wait(&bounded_barrier);
     } else {
-        struct timespec ts = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
-        nanosleep(&ts, NULL);
+        /* The run lasts its seconds; a stress run with more threads than
+         * CPUs goes on (up to EXTRA_SECONDS more) until a preemption has
+         * landed inside a critical section, which a loaded machine may
+         * take a while to show. */
+        bool wants_abort = rseq && !strcmp(mode, "stress") && nthreads > 2 * sysconf(_SC_NPROCESSORS_ONLN);
+        const struct timespec tick = {0, 100 * 1000 * 1000};
+        for (double waited = 0; waited < seconds + EXTRA_SECONDS; waited += 0.1) {
+            if (waited >= seconds && (!wants_abort || json_number(stats_json(), "rseq_aborts") > aborts_before))
+                break;
+            nanosleep(&tick, NULL);
+        }
         atomic_store(&stop, true);
     }
     for (int i = 0; i < nthreads; i++)
