@@ -464,9 +464,17 @@ static size_t home_of(uintptr_t pc)
 
 void cfi_rule_at(uintptr_t pc, struct cfi_rule *rule)
 {
+    /* Code no object holds (a JIT's, an emulator's signal trampoline) is
+     * left to backtrace(), which knows the trampolines by their code; an
+     * object's code that no table covers ends the walk, as it ends
+     * backtrace()'s. */
     struct dl_find_object object;
-    if (_dl_find_object((void *)pc, &object) != 0 || !object.dlfo_eh_frame) {
-        *rule = (struct cfi_rule){.kind = CFI_OUTERMOST}; /* code no object holds, or without tables */
+    if (_dl_find_object((void *)pc, &object) != 0) {
+        *rule = (struct cfi_rule){.kind = CFI_UNKNOWN};
+        return;
+    }
+    if (!object.dlfo_eh_frame) {
+        *rule = (struct cfi_rule){.kind = CFI_OUTERMOST};
         return;
     }
     const void *tables = object.dlfo_eh_frame;

@@ -21,10 +21,12 @@
 enum cfi_kind {
     CFI_FRAME,     /* the caller is found by the rule below */
     CFI_OUTERMOST, /* no caller: the return address is undefined (a thread's
-                    * first frame) or no table covers the address */
+                    * first frame) or no table of the object covers the
+                    * address */
     CFI_UNKNOWN,   /* a rule this walk does not follow: a signal frame, a
                     * frame address computed by a DWARF expression, a
-                    * register other than the stack or frame pointer */
+                    * register other than the stack or frame pointer, code
+                    * outside every object */
 };
 
 /* Which register the canonical frame address (the stack pointer before
