@@ -1,6 +1,7 @@
 #include "platform/stacktrace.h"
 
 #include <execinfo.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "platform/cfi.h"
@@ -14,7 +15,7 @@
  * frames, which are small. */
 #define SCAN_WORDS 4096
 
-/* The thread's stack mapping, found once per stack (coroutines and
+/* The bounds of the thread's stack, found once per stack (coroutines and
  * signal stacks move a thread to another). */
 static __thread uintptr_t stack_low, stack_high;
 
@@ -25,8 +26,28 @@ void stacktrace_init(void)
     cfi_init();
 }
 
+static __thread bool thread_stack_asked;
+
+/* Whether sp lies in a stack whose bounds are known, learning them: the
+ * thread's own stack from the C library, once per thread (it allocates,
+ * and asks the kernel for the thread's CPUs: a few microseconds, where
+ * reading /proc/self/maps takes tens with many threads), else the mapping
+ * around sp (a coroutine's stack, a signal stack). */
 static bool inside_stack(uintptr_t sp)
 {
+    if (sp >= stack_low && sp < stack_high)
+        return true;
+    pthread_attr_t attr;
+    if (!thread_stack_asked && pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *low;
+        size_t size;
+        if (pthread_attr_getstack(&attr, &low, &size) == 0) {
+            stack_low = (uintptr_t)low;
+            stack_high = stack_low + size;
+        }
+        pthread_attr_destroy(&attr);
+    }
+    thread_stack_asked = true;
     if (sp >= stack_low && sp < stack_high)
         return true;
     return os_mapping_of(sp, &stack_low, &stack_high);
