@@ -89,7 +89,8 @@
     OPTION(PROFILE_SIGNAL, profile_signal, CHOICE, "usr2", "usr2|usr1|none",                      \
            "the signal that makes a profiled process write a profile")                            \
     OPTION(PROFILE_STACK, profile_stack, CHOICE, "auto", "auto|fp|unwind",                        \
-           "how call stacks are taken: `unwind` with glibc's `backtrace()`, `fp` by frame "       \
+           "how call stacks are taken: `unwind` by the objects' unwind tables (glibc's "          \
+           "`backtrace()` for frames they do not cover), `fp` by frame "                          \
            "pointers (the allocator's own frames unwound), `auto` frame pointers when the first "  \
            "samples' frame-pointer stacks equal the unwound ones, else `unwind`")
 

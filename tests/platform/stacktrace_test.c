@@ -112,7 +112,7 @@ int main(void)
     run_threads(4, on_thread);
 
     for (unsigned depth = 10; depth <= 50; depth += 40)
-        printf("depth %2u: frame pointers %6.0f ns, backtrace() %6.0f ns per stack\n", depth,
+        printf("depth %2u: frame pointers %6.0f ns, unwound %6.0f ns per stack\n", depth,
                ns_per_stack(stacktrace_frame_pointers, depth, 2000),
                ns_per_stack(stacktrace_unwind, depth, 2000));
     return check_status();
