@@ -21,7 +21,8 @@
 #define ZONE_SIZE ((uintptr_t)1 << ZONE_SHIFT)
 #define SMALL_ZONES_SIZE ((uintptr_t)SC_COUNT << ZONE_SHIFT)
 /* The zones' region is aligned to room for 128 zones (2 TiB), so a
- * pointer's region base is arithmetic on the pointer too. */
+ * pointer's bits below REGION_SHIFT are its offset in the region: masked,
+ * they index the fast entries from the region's base. */
 #define REGION_SHIFT (ZONE_SHIFT + 7)
 _Static_assert(SC_COUNT <= 1u << (REGION_SHIFT - ZONE_SHIFT), "the zones fit the region's alignment");
 #define ZONE_NO_REGION ((uintptr_t)1 << 63) /* not a user address */
@@ -81,10 +82,9 @@ static inline uintptr_t zone_base(unsigned cls)
  * an addr inside a class zone. */
 static inline struct zone_fast_entry *zone_fast_entry_of(uintptr_t addr)
 {
-    uintptr_t base = addr >> REGION_SHIFT << REGION_SHIFT;
     uintptr_t index_bytes = (addr >> (SB_SHIFT - ZONE_FAST_ENTRY_SHIFT)) &
                             (((((uintptr_t)1 << REGION_SHIFT) - 1) >> SB_SHIFT) << ZONE_FAST_ENTRY_SHIFT);
-    return (struct zone_fast_entry *)(base + index_bytes);
+    return (struct zone_fast_entry *)(zone_region_base + index_bytes);
 }
 
 /* The descriptor slot of the zone superblock holding addr, for an addr in
