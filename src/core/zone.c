@@ -115,14 +115,13 @@ bool zone_active(void)
 
 uint64_t *zone_superblock_bitmap(uintptr_t start)
 {
-    unsigned cls = (unsigned)((start - zone_region_base) >> ZONE_SHIFT);
-    return (uint64_t *)bitmap_of(cls, slot_of(start));
+    return (uint64_t *)bitmap_of(zone_class_at(start), slot_of(start));
 }
 
-void *zone_descriptor_slot(uintptr_t addr)
+/* The descriptor of slot index of the zone whose first superblock is at
+ * slot first: in the page of that superblock's fast entry, or the array. */
+static void *descriptor_at(unsigned cls, uintptr_t first, uintptr_t index)
 {
-    unsigned cls = (unsigned)((addr - zone_region_base) >> ZONE_SHIFT);
-    uintptr_t first = first_superblock(cls), index = slot_of(addr);
     if (index - first < in_page_descriptors(first)) {
         uintptr_t page = page_down((uintptr_t)zone_fast_entry_of(zone_base(cls) + (first << SB_SHIFT)));
         return (void *)(page + (index - first) * ZONE_DESCRIPTOR_BYTES);
@@ -130,13 +129,19 @@ void *zone_descriptor_slot(uintptr_t addr)
     return (void *)descriptor_in_array(cls, index);
 }
 
+void *zone_descriptor_slot(uintptr_t addr)
+{
+    unsigned cls = zone_class_at(addr);
+    return descriptor_at(cls, first_superblock(cls), slot_of(addr));
+}
+
 void *zone_descriptor_of(uintptr_t addr)
 {
-    unsigned cls = (unsigned)((addr - zone_region_base) >> ZONE_SHIFT);
-    if (slot_of(addr) < first_superblock(cls) ||
-        !__atomic_load_n(&zone_fast_entry_of(addr)->start_mult, __ATOMIC_ACQUIRE))
+    unsigned cls = zone_class_at(addr);
+    uintptr_t first = first_superblock(cls), index = slot_of(addr);
+    if (index < first || !__atomic_load_n(&zone_fast_entry_of(addr)->start_mult, __ATOMIC_ACQUIRE))
         return NULL;
-    return zone_descriptor_slot(addr);
+    return descriptor_at(cls, first, index);
 }
 
 /* Maps the pages from *end up to the one holding need - 1, unless mapped

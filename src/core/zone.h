@@ -63,13 +63,18 @@ extern INTERNAL_DATA uintptr_t zone_region_base;
 bool zone_init(bool enabled);
 bool zone_active(void);
 
+/* The class of an addr known to lie in a size-class zone. */
+static inline unsigned zone_class_at(uintptr_t addr)
+{
+    return (unsigned)((addr - zone_region_base) >> ZONE_SHIFT);
+}
+
 /* True when addr lies in a size-class zone; *cls is its class. */
 static inline bool zone_class_of(uintptr_t addr, unsigned *cls)
 {
-    uintptr_t off = addr - zone_region_base;
-    if (off >= SMALL_ZONES_SIZE)
+    if (addr - zone_region_base >= SMALL_ZONES_SIZE)
         return false;
-    *cls = (unsigned)(off >> ZONE_SHIFT);
+    *cls = zone_class_at(addr);
     return true;
 }
 
