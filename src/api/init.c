@@ -30,6 +30,7 @@ static void fork_parent(void) { lock_fork_parent(); }
 static void fork_child(void)
 {
     lock_fork_child();
+    footprint_fork_child();
     frontend_fork_child();
     purger_fork_child();
 }

@@ -14,8 +14,16 @@
 #include "platform/container.h"
 #include "platform/options.h"
 
-/* Reads the container's limits and the options (start-up, no allocation). */
+/* Reads the options (start-up, no allocation), and the container's limits
+ * only if COREALLOC_CGROUP_LIMIT makes memory.max a limit: reading the
+ * cgroup files costs a short process a third of a millisecond. */
 void footprint_init(void);
+/* Reads the container's limits, once (the purge thread as it starts, the
+ * statistics); until then, pressure comes from COREALLOC_LIMIT_BYTES alone.
+ * No allocation. */
+void footprint_read_container(void);
+/* In a child after fork: a read the parent had under way starts over. */
+void footprint_fork_child(void);
 /* Counts bytes about to become resident. False, with nothing counted, when
  * that would pass the limit. */
 bool footprint_charge(size_t bytes);
@@ -35,6 +43,8 @@ struct footprint_stats {
     struct container_limits container;
 };
 void footprint_stats(struct footprint_stats *out);
+/* The bytes counted resident now (the cheap part of footprint_stats). */
+size_t footprint_resident_bytes(void);
 /* Whether allocation can fail at a limit (so trimming may make room). */
 bool footprint_limited(void);
 /* Near the memory limits: purge now instead of after the delay. */

@@ -41,7 +41,8 @@
            "kept for reuse as other large blocks are (`mallopt(M_MMAP_THRESHOLD)` sets this "     \
            "and sends blocks past it back to the OS as they are freed, as glibc does)")           \
     OPTION(PURGE_DELAY_MS, purge_delay_ms, MS, "1000", "",                                        \
-           "free memory unused this long goes back to the OS, by a background thread, also "      \
+           "free memory unused this long goes back to the OS, by a background thread (started "   \
+           "once the process holds over 4 MiB or has lived a quarter of the delay), also "        \
            "while the program sleeps: empty superblocks, free spans, and the contents of caches " \
            "and central batches that saw no traffic (with nothing left, the thread sleeps until " \
            "a free or an allocation wakes it); `0` at once (no thread; caches stay at one "       \

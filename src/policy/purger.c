@@ -20,6 +20,12 @@ static int state = PURGER_OFF;
 /* Set once the C library is fully initialised: threads may not be created
  * from allocations made while libraries are still being loaded. */
 static bool process_ready;
+static uint64_t process_ready_ns;
+/* A short, small process has nothing to return: the thread (with the
+ * cgroup files it reads) would cost it half a millisecond. It starts once
+ * the process holds more than this, or has lived a quarter of the delay
+ * (the thread's first pass would come no sooner). */
+#define PURGER_START_BYTES ((size_t)4 << 20)
 
 /* Last traffic seen per CPU cache and per class, and when it last changed. */
 struct watch {
@@ -43,7 +49,14 @@ static struct class_watch classes[SC_COUNT];
 
 __attribute__((constructor)) static void note_process_ready(void)
 {
+    process_ready_ns = os_monotonic_ns();
     __atomic_store_n(&process_ready, true, __ATOMIC_RELEASE);
+}
+
+static bool worth_a_thread(void)
+{
+    return footprint_resident_bytes() > PURGER_START_BYTES ||
+           os_monotonic_ns() - process_ready_ns >= (uint64_t)opt.purge_delay_ms * 250000u;
 }
 
 static bool unchanged_since(uint64_t activity, uint64_t *last, uint64_t *changed_ns, uint64_t now)
@@ -161,6 +174,7 @@ static void *purger_main(void *arg)
         period_ns = 1000000u;
     if (period_ns > 1000000000u)
         period_ns = 1000000000u;
+    footprint_read_container(); /* how near the limits memory may go */
     if (!ids) { /* a forked child keeps its parent's */
         unsigned count = frontend_id_count();
         ids = count ? meta_alloc(count * sizeof *ids) : NULL;
@@ -201,7 +215,9 @@ static void start_thread(void)
     if (ok)
         pthread_setname_np(thread, "corealloc-purge");
     /* A failure is not retried on every free; purging then waits for the
-     * retain limit or malloc_trim. */
+     * retain limit or malloc_trim, or the limits' pressure. */
+    if (!ok)
+        footprint_read_container();
     __atomic_store_n(&state, ok ? PURGER_RUNNING : PURGER_FAILED, __ATOMIC_RELEASE);
 }
 
@@ -210,7 +226,7 @@ void purger_kick(void)
     footprint_wake_purger();
     if (__builtin_expect(__atomic_load_n(&state, __ATOMIC_RELAXED) != PURGER_OFF, 1))
         return;
-    if (opt.purge_delay_ms <= 0 || !__atomic_load_n(&process_ready, __ATOMIC_ACQUIRE))
+    if (opt.purge_delay_ms <= 0 || !__atomic_load_n(&process_ready, __ATOMIC_ACQUIRE) || !worth_a_thread())
         return;
     int expected = PURGER_OFF;
     if (__atomic_compare_exchange_n(&state, &expected, PURGER_STARTING, false, __ATOMIC_ACQ_REL,

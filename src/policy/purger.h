@@ -14,7 +14,8 @@
 
 #include <stdbool.h>
 
-/* Starts the background thread when a delay is set and it is not running.
+/* Starts the background thread when a delay is set, it is not running, and
+ * the process holds more than 4 MiB or has lived a quarter of the delay.
  * Call only from allocation paths, with no allocator lock held: creating a
  * thread allocates, and glibc calls free (never malloc) while holding the
  * thread-stack lock that pthread_create takes: started from a free, the

@@ -14,6 +14,11 @@
  *   decay metadata <delay_ms>   the allocator's own memory goes back too:
  *                               most of what the burst of frees added
  *                               (nodes of the batches parked centrally)
+ *   decay start-size            a process holding a few blocks starts no
+ *                               purge thread; one holding over 4 MiB does
+ *   decay start-age <delay_ms>  one holding a few blocks starts it at its
+ *                               first allocation slow path once it has
+ *                               lived a quarter of the delay
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -165,6 +170,50 @@ static void immediate(void)
     CHECK_EQ(thread_count(), 1);
 }
 
+enum { FEW = 64 };
+
+/* A few small blocks (and a slow path in their class): too little for a thread. */
+static void hold_a_few(void **blocks, size_t size)
+{
+    for (int i = 0; i < FEW; i++)
+        REQUIRE((blocks[i] = malloc(size)) != NULL);
+    CHECK_MSG(thread_named("corealloc-purge") == 0, "a purge thread for a few blocks");
+    CHECK(stats_number("purger_running") == 0);
+}
+
+static void start_by_size(void)
+{
+    void *few[FEW];
+    hold_a_few(few, 48);
+    enum { BLOCKS = 6 * 1024 }; /* 6 MiB of 1 KiB blocks */
+    void **held = malloc(BLOCKS * sizeof *held);
+    REQUIRE(held != NULL);
+    for (int i = 0; i < BLOCKS; i++)
+        REQUIRE((held[i] = malloc(1024)) != NULL);
+    CHECK_MSG(thread_named("corealloc-purge") != 0, "no purge thread for 6 MiB held");
+    CHECK(stats_number("purger_running"));
+    for (int i = 0; i < BLOCKS; i++)
+        free(held[i]);
+    free(held);
+    for (int i = 0; i < FEW; i++)
+        free(few[i]);
+}
+
+static void start_by_age(unsigned delay_ms)
+{
+    void *few[FEW], *later[FEW];
+    hold_a_few(few, 48);
+    sleep_ms(delay_ms / 4 + 50);
+    for (int i = 0; i < FEW; i++) /* a class not used before: a slow path */
+        REQUIRE((later[i] = malloc(3000)) != NULL);
+    CHECK_MSG(thread_named("corealloc-purge") != 0, "no purge thread a quarter of the delay on");
+    CHECK(stats_number("purger_running"));
+    for (int i = 0; i < FEW; i++) {
+        free(few[i]);
+        free(later[i]);
+    }
+}
+
 static void forked(unsigned delay_ms)
 {
     size_t baseline = rss_bytes();
@@ -201,8 +250,12 @@ int main(int argc, char **argv)
         immediate();
     else if (argc >= 3 && !strcmp(argv[1], "fork"))
         forked((unsigned)atoi(argv[2]));
+    else if (argc >= 2 && !strcmp(argv[1], "start-size"))
+        start_by_size();
+    else if (argc >= 3 && !strcmp(argv[1], "start-age"))
+        start_by_age((unsigned)atoi(argv[2]));
     else {
-        fprintf(stderr, "usage: decay idle|fork|metadata <delay_ms> | never | immediate\n");
+        fprintf(stderr, "usage: decay idle|fork|metadata|start-age <delay_ms> | never | immediate | start-size\n");
         return 2;
     }
     return check_status();
