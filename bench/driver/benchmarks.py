@@ -157,6 +157,10 @@ SUITE: tuple[Benchmark, ...] = (
     Benchmark("cxx-churn", "cxx-churn", lambda t, s: ["-n", scaled(1000000, s), "-k", "20000"],
               "ops_per_sec", "ops/s", "C++ std::map<std::string, std::string> churn: inserts, erases, lookups and "
               "appends over 20,000 keys of mixed lengths, the map copied every 100,000 operations", threaded=False),
+    Benchmark("startup", "startup", lambda t, s: ["-n", scaled(400, s)],
+              "processes_per_sec", "processes/s",
+              "short processes one after another, each allocating 28 blocks of 16 B..64 KiB and exiting: the "
+              "allocator's start-up and exit, paid by every process of a pipeline or a build", threaded=False),
     Benchmark("rss-return", "rss-return", rss_return_arguments, "returned_pct", "% returned",
               "memory: 8 threads allocate 1 GiB (half in 16..1024-byte blocks, half in 64 KiB..4 MiB ones), free it "
               "all cross-thread and sleep; the score is the share of the peak's excess over the baseline RSS that "
