@@ -4,8 +4,9 @@
 
 #include "bench_report.h"
 
-void bench_mailbox_init(struct bench_mailbox *box, size_t capacity)
+void bench_mailbox_init(struct bench_mailbox *box, size_t capacity, enum bench_mailbox_order order)
 {
+    box->order = order;
     box->items = bench_check_alloc(malloc(capacity * sizeof *box->items), "mailbox");
     box->capacity = capacity;
     pthread_mutex_init(&box->lock, NULL);
@@ -42,8 +43,12 @@ void *bench_mailbox_take(struct bench_mailbox *box)
         pthread_cond_wait(&box->not_empty, &box->lock);
     void *item = NULL;
     if (box->count > 0) {
-        item = box->items[box->head];
-        box->head = (box->head + 1) % box->capacity;
+        if (box->order == BENCH_MAILBOX_NEWEST_FIRST) {
+            item = box->items[(box->head + box->count - 1) % box->capacity];
+        } else {
+            item = box->items[box->head];
+            box->head = (box->head + 1) % box->capacity;
+        }
         box->count--;
         pthread_cond_signal(&box->not_full);
     }

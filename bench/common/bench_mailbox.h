@@ -11,6 +11,10 @@
 
 #include "bench_layout.h"
 
+/* Which item a take gets: the oldest (a queue) or the newest (a stack,
+ * as xmalloc-test's list of batches). */
+enum bench_mailbox_order { BENCH_MAILBOX_OLDEST_FIRST, BENCH_MAILBOX_NEWEST_FIRST };
+
 struct bench_mailbox {
     _Alignas(BENCH_CACHE_LINE) pthread_mutex_t lock;
     pthread_cond_t not_empty;
@@ -19,10 +23,11 @@ struct bench_mailbox {
     size_t capacity;
     size_t head;
     size_t count;
+    enum bench_mailbox_order order;
     bool closed;
 };
 
-void bench_mailbox_init(struct bench_mailbox *box, size_t capacity);
+void bench_mailbox_init(struct bench_mailbox *box, size_t capacity, enum bench_mailbox_order order);
 void bench_mailbox_destroy(struct bench_mailbox *box);
 
 /* Blocks while the mailbox is full. */
