@@ -25,6 +25,7 @@ class Benchmark:
     standard: bool = False  # a standard benchmark's shape: threads are the scale's standard_threads
     real_program: bool = False
     memory: bool = False  # scores memory, not speed: summarised under "Memory", not with the speed scores
+    stats: bool = True  # corealloc's exit report collected (off where every one of many processes would pay it)
 
 
 def per_thread(total: float, threads: int) -> str:
@@ -160,7 +161,8 @@ SUITE: tuple[Benchmark, ...] = (
     Benchmark("startup", "startup", lambda t, s: ["-n", scaled(400, s)],
               "processes_per_sec", "processes/s",
               "short processes one after another, each allocating 28 blocks of 16 B..64 KiB and exiting: the "
-              "allocator's start-up and exit, paid by every process of a pipeline or a build", threaded=False),
+              "allocator's start-up and exit, paid by every process of a pipeline or a build", threaded=False,
+              stats=False),
     Benchmark("rss-return", "rss-return", rss_return_arguments, "returned_pct", "% returned",
               "memory: 8 threads allocate 1 GiB (half in 16..1024-byte blocks, half in 64 KiB..4 MiB ones), free it "
               "all cross-thread and sleep; the score is the share of the peak's excess over the baseline RSS that "

@@ -118,7 +118,7 @@ def execute(job: Job, build: Path, context: Context) -> Run:
     if job.benchmark.real_program:
         return real_programs.run(job.benchmark.name, run, job.allocator, context)
     command = [str(build / "bench" / job.benchmark.program), *job.benchmark.arguments(job.threads, context.scale)]
-    return run_program(run, command, job.allocator, job.benchmark.metric, context)
+    return run_program(run, command, job.allocator, job.benchmark.metric, context, job.benchmark.stats)
 
 
 def machine_description() -> list[str]:

@@ -193,9 +193,11 @@ def record(run: Run, outcome: ProcessOutcome) -> Run:
     return run
 
 
-def run_program(run: Run, command: list[str], allocator: Allocator, metric: str, context: Context) -> Run:
-    """Runs a benchmark program and fills in `run` from its result line."""
-    stats_file = context.scratch / f"stats-{time.monotonic_ns()}.json"
+def run_program(run: Run, command: list[str], allocator: Allocator, metric: str, context: Context,
+                stats: bool = True) -> Run:
+    """Runs a benchmark program and fills in `run` from its result line (and
+    corealloc's exit report, unless `stats` is false)."""
+    stats_file = context.scratch / f"stats-{time.monotonic_ns()}.json" if stats else None
     outcome = Launch(command, allocator_environment(allocator, stats_file), context).wait()
     record(run, outcome)
     run.stats = read_stats(stats_file)
