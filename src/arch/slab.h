@@ -10,11 +10,12 @@
  * pushes: free has checked the object (and marked it free) before it
  * pushes.
  *
- * Ids are read as 16 bits, so an unregistered area (cpu_id -1, or -2 when
- * registration failed) reads 0xFFFF or 0xFFFE: those two slabs are zero
- * pages, and a zero header stops its stack. A thread without a registered
- * area therefore always misses, and the slow path decides (a zero page
-holds both rows).
+ * Ids are read as signed 32 bits, so an unregistered area (cpu_id -1, or
+ * -2 when registration failed) finds the slab one or two below slab 0:
+ * those stay zero, and a zero header stops its stack. A thread without a
+ * registered area therefore always misses, and the slow path decides (a
+ * zero page holds both rows). The per-CPU slabs are one mapping from
+ * slab -2 up.
  *
  * Sections only ever store top (the committing store) and slots at or
  * above it; begin and end are written only by a thread that resizes or
@@ -68,11 +69,10 @@ _Static_assert(offsetof(struct slab_layout, area_off) == SLAB_LAYOUT_AREA_OFF &&
 #define SLAB_BYTES ((uintptr_t)1 << SLAB_SHIFT)
 /* What the begin of a stopped stack holds. */
 #define SLAB_STOPPED_BEGIN 0xffffffffu
-/* Ids an unregistered area reads as (16-bit -1 and -2): their slabs stay
- * zero (stopped). */
-#define SLAB_ID_UNREGISTERED 0xffffu
-#define SLAB_ID_FAILED 0xfffeu
-/* Real ids stay below these. */
-#define SLAB_ID_LIMIT SLAB_ID_FAILED
+/* The slabs below slab 0 that an unregistered area's ids (-1 and -2)
+ * find: they stay zero (stopped). */
+#define SLAB_IDS_STOPPED 2u
+/* Real ids stay below this (2 MiB of address space each). */
+#define SLAB_ID_LIMIT 0x10000u
 
 #endif

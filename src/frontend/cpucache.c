@@ -29,27 +29,14 @@ static void **slab_of(unsigned id)
     return (void **)(slabs_base + ((uintptr_t)id << SLAB_SHIFT));
 }
 
-/* The slabs of ids [0, count), and the zero (stopped) headers of the two
- * ids an unregistered area reads as, at their places after them: reserved
- * as one span, then trimmed to what is used. NULL when the address space
- * cannot be had. */
+/* Slab 0 of the slabs of ids [0, count), mapped with the two stopped
+ * slabs below it (an unregistered area's ids, -1 and -2: zero, never
+ * written, so read as zero pages) in one mapping whose pages are touched
+ * only as stacks fill. NULL when it cannot be had. */
 static char *map_slabs(unsigned count)
 {
-    size_t span = (size_t)(SLAB_ID_UNREGISTERED + 1) << SLAB_SHIFT;
-    size_t used = (size_t)count << SLAB_SHIFT;
-    size_t stopped = (size_t)SLAB_ID_FAILED << SLAB_SHIFT;
-    char *base = os_reserve_aligned(span, SLAB_BYTES);
-    if (!base)
-        return NULL;
-    if (!os_commit(base, used) || !os_commit(base + stopped, OS_PAGE_SIZE) ||
-        !os_commit(base + stopped + SLAB_BYTES, OS_PAGE_SIZE)) {
-        os_unmap(base, span);
-        return NULL;
-    }
-    os_unmap(base + used, stopped - used);
-    os_unmap(base + stopped + OS_PAGE_SIZE, SLAB_BYTES - OS_PAGE_SIZE);
-    os_unmap(base + stopped + SLAB_BYTES + OS_PAGE_SIZE, SLAB_BYTES - OS_PAGE_SIZE);
-    return base;
+    char *lowest = os_map((size_t)(SLAB_IDS_STOPPED + count) << SLAB_SHIFT, 0);
+    return lowest ? lowest + ((size_t)SLAB_IDS_STOPPED << SLAB_SHIFT) : NULL;
 }
 
 bool cpucache_init(void)

@@ -12,7 +12,7 @@
 
 /* Zero headers and bases: every stack stopped. The slab the fast paths find before
  * start-up (id 0 of the pre-start-up layout) and, with per-thread caches,
- * for ever (the idle area's id, SLAB_ID_UNREGISTERED). */
+ * for ever (the idle area's id, -1). */
 static const uint64_t stopped_slab[2 * SLAB_HEADER_SLOTS] __attribute__((aligned(64)));
 
 struct frontend_layout frontend_layout __attribute__((aligned(64))) = {
@@ -101,7 +101,7 @@ void frontend_init(void)
      * first, the slabs last (see cpucache_init). */
     __atomic_store_n(&frontend_layout.sections.area_off, rseq_idle_area_offset(), __ATOMIC_RELAXED);
     __atomic_store_n(&frontend_layout.sections.slabs,
-                     (uintptr_t)stopped_slab - ((uintptr_t)SLAB_ID_UNREGISTERED << SLAB_SHIFT),
+                     (uintptr_t)stopped_slab + SLAB_BYTES, /* id -1 reads it */
                      __ATOMIC_RELEASE);
 }
 

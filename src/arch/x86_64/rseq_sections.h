@@ -4,7 +4,7 @@
  *
  * Each asm statement emits its own struct rseq_cs into section __rseq_cs
  * (32-byte aligned), stores its address into area->rseq_cs, reads the id
- * (16 bits of cpu_id), computes slab = slabs + (id << SLAB_SHIFT) and
+ * (cpu_id, sign-extended), computes slab = slabs + (id << SLAB_SHIFT) and
  * the class header at slab + cls * 8, and ends with one 32-bit store of a
  * top (the commit). The abort handler lives in section __rseq_failure,
  * preceded by the 4-byte signature (glibc's RSEQ_SIG on x86, encoded as
@@ -57,7 +57,7 @@
     "leaq 3b(%%rip), %[top]\n\t"                                              \
     "movq %[top], %%fs:" CA_STR(RSEQ_AREA_RSEQ_CS) "(%[slab])\n"               \
     "1:\n\t"                                                                   \
-    "movzwl %%fs:" CA_STR(RSEQ_AREA_CPU_ID) "(%[slab]), %k[slab]\n\t"         \
+    "movslq %%fs:" CA_STR(RSEQ_AREA_CPU_ID) "(%[slab]), %[slab]\n\t"          \
     "shlq $" CA_STR(SLAB_SHIFT) ", %[slab]\n\t"                               \
     "addq " pre CA_STR(SLAB_LAYOUT_SLABS) post ", %[slab]\n\t"
 #define CA_AT_SYMBOL(sym) CA_STR(sym) "+", "(%%rip)"
