@@ -61,9 +61,28 @@ static size_t bitmap_stride(unsigned cls)
     return (sc_info[cls].blocks + 63) / 64 * sizeof(uint64_t);
 }
 
-static uintptr_t bitmap_of(unsigned cls, uintptr_t index)
+/* The zone's first superblocks keep their bitmaps in the slot just before
+ * the first (never a superblock: its fast entry lies among the in-page
+ * descriptors, whose guard words fail the free check), mapped with the
+ * first extent: a class's first use is one mmap, not one for the bitmaps
+ * too, and its metadata and blocks share page tables. As many as the slot
+ * holds (64 to 4096); the rest are in the bitmap area. */
+static uintptr_t near_bitmaps(unsigned cls)
+{
+    return SB_SIZE / bitmap_stride(cls);
+}
+
+static uintptr_t bitmap_in_area(unsigned cls, uintptr_t index)
 {
     return zone_base(cls) + ZONE_BITMAPS_OFFSET + index * bitmap_stride(cls);
+}
+
+static uintptr_t bitmap_of(unsigned cls, uintptr_t index)
+{
+    uintptr_t first = first_superblock(cls);
+    if (index - first < near_bitmaps(cls))
+        return zone_base(cls) + ((first - 1) << SB_SHIFT) + (index - first) * bitmap_stride(cls);
+    return bitmap_in_area(cls, index);
 }
 
 static uintptr_t descriptor_in_array(unsigned cls, uintptr_t index)
@@ -102,7 +121,7 @@ bool zone_init(bool enabled)
         uintptr_t first = first_superblock(c);
         zones[c].next = zones[c].mapped = first;
         zones[c].descriptors_end = page_down(descriptor_in_array(c, first + in_page_descriptors(first)));
-        zones[c].bitmaps_end = page_down(bitmap_of(c, first));
+        zones[c].bitmaps_end = page_down(bitmap_in_area(c, first + near_bitmaps(c)));
     }
     large_next = base + SMALL_ZONES_SIZE;
     return true;
@@ -158,14 +177,17 @@ static bool map_up_to(uintptr_t *end, uintptr_t need)
 }
 
 /* Maps the next n superblocks of a zone with their descriptors and
- * bitmaps. What was mapped stays so when a later part fails. */
+ * bitmaps (the first extent with the slot of near bitmaps before it).
+ * What was mapped stays so when a later part fails. */
 static bool map_superblocks(unsigned cls, uintptr_t n)
 {
     uintptr_t base = zone_base(cls), end = zones[cls].mapped + n, first = first_superblock(cls);
+    uintptr_t from = zones[cls].mapped == first ? first - 1 : zones[cls].mapped;
     bool past_page = end > first + in_page_descriptors(first);
+    bool past_near = end > first + near_bitmaps(cls);
     if ((past_page && !map_up_to(&zones[cls].descriptors_end, descriptor_in_array(cls, end))) ||
-        !map_up_to(&zones[cls].bitmaps_end, bitmap_of(cls, end)) ||
-        !os_map(n << SB_SHIFT, base + (zones[cls].mapped << SB_SHIFT)))
+        (past_near && !map_up_to(&zones[cls].bitmaps_end, bitmap_in_area(cls, end))) ||
+        !os_map((end - from) << SB_SHIFT, base + (from << SB_SHIFT)))
         return false;
     zones[cls].mapped = end;
     return true;

@@ -34,8 +34,9 @@ _Static_assert(SC_COUNT <= 1u << (REGION_SHIFT - ZONE_SHIFT), "the zones fit the
  * mapping): the free fast path reads the entry of any address that passes
  * its range check. Each zone then has, at ZONE_DESCRIPTORS_OFFSET, a
  * descriptor of ZONE_DESCRIPTOR_BYTES per superblock (struct superblock
- * asserts it fits), then the superblocks' bitmaps (zone.c), then the
- * superblocks, mapped as superblocks are taken. The superblock slots those
+ * asserts it fits), then the superblocks' bitmaps (but for the first
+ * superblocks', which are in the slot before the first, see zone.c), then
+ * the superblocks, mapped as superblocks are taken. The superblock slots those
  * areas overlap are never used. The first descriptors of a zone are not
  * there but in its fast-entry page, over the entries of the slots before
  * its first superblock (never used): a class that needs a few superblocks

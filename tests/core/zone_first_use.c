@@ -1,0 +1,98 @@
+/* A class's first use maps its first superblocks and their bitmaps with
+ * one mmap (the bitmaps of a zone's first superblocks live in the slot
+ * before the first): the calls corealloc makes are counted (os_fault.h)
+ * around the first malloc of classes nothing used before. And a class that
+ * outgrows the bitmaps kept there (the 8-byte class: 64 superblocks, 16
+ * MiB) goes on with bitmaps in its zone's bitmap area: blocks freed into
+ * partly used superblocks and taken again, none handed out twice. Zones
+ * only (skipped without). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "corealloc.h"
+#include "os_fault.h"
+
+/* 70 superblocks of 8-byte blocks (32768 each): past the 64 whose bitmaps
+ * sit before the first. */
+#define SMALL_BLOCKS (70u * 32768u)
+
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void first_uses(void)
+{
+    /* Sizes of classes a test program's start-up does not use. */
+    static const size_t sizes[] = {2900, 3300, 5900, 6900, 9900, 12900, 14900, 19900, 27000};
+    unsigned fresh = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        struct os_fault_counts before, after;
+        os_fault_counts(&before);
+        void *p = malloc(sizes[i]);
+        os_fault_counts(&after);
+        REQUIRE_MSG(p, "malloc(%zu)", sizes[i]);
+        unsigned long maps = after.calls[OS_CALL_MMAP] - before.calls[OS_CALL_MMAP];
+        unsigned long advice = after.calls[OS_CALL_MADVISE] - before.calls[OS_CALL_MADVISE];
+        if (maps) {
+            fresh++;
+            CHECK_MSG(maps == 1 && advice <= 1, "malloc(%zu), its class's first use: %lu mmap and %lu madvise calls",
+                      sizes[i], maps, advice);
+        }
+        free(p);
+    }
+    REQUIRE_MSG(fresh > 0, "no class was used for the first time");
+}
+
+/* Every superblock keeps a few survivors, so the blocks freed go back to
+ * its bitmap (not to an empty superblock) and are taken from there again. */
+#define KEEP_EVERY 4096u
+
+static void past_near_bitmaps(void)
+{
+    uintptr_t *blocks = malloc(SMALL_BLOCKS * sizeof *blocks);
+    REQUIRE(blocks);
+    for (unsigned i = 0; i < SMALL_BLOCKS; i++) {
+        uintptr_t *p = malloc(8);
+        REQUIRE_MSG(p, "malloc(8) #%u", i);
+        *p = i;
+        blocks[i] = (uintptr_t)p;
+    }
+    for (unsigned i = 0; i < SMALL_BLOCKS; i++)
+        if (i % KEEP_EVERY)
+            free((void *)blocks[i]);
+    corealloc_trim(); /* every free block back in its superblock's bitmap */
+    for (unsigned i = 0; i < SMALL_BLOCKS; i++) {
+        if (i % KEEP_EVERY == 0)
+            continue;
+        uintptr_t *p = malloc(8);
+        REQUIRE_MSG(p, "malloc(8) again #%u", i);
+        *p = i;
+        blocks[i] = (uintptr_t)p;
+    }
+    for (unsigned i = 0; i < SMALL_BLOCKS; i++)
+        CHECK_MSG(*(uintptr_t *)blocks[i] == i, "block %u overwritten", i);
+    for (unsigned i = 0; i < SMALL_BLOCKS; i++)
+        free((void *)blocks[i]);
+    qsort(blocks, SMALL_BLOCKS, sizeof *blocks, by_address);
+    for (unsigned i = 1; i < SMALL_BLOCKS; i++)
+        CHECK_MSG(blocks[i] != blocks[i - 1], "block %#lx handed out twice", (unsigned long)blocks[i]);
+    free(blocks);
+}
+
+int main(void)
+{
+    static char report[16384];
+    corealloc_stats_snprint(report, sizeof report, 1);
+    if (!strstr(report, "\"zones\":true")) {
+        printf("zones off: nothing to test\n");
+        return 77;
+    }
+    first_uses();
+    past_near_bitmaps();
+    return check_status();
+}
