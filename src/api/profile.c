@@ -163,6 +163,15 @@ void profile_forget_sampled(void *p)
     leave();
 }
 
+void profile_unsampled(void (*fn)(void))
+{
+    bool outermost = !busy;
+    busy = true;
+    fn();
+    if (outermost)
+        leave();
+}
+
 void profile_resized(void *old, void *new_block, size_t size)
 {
     if (!profile_on)

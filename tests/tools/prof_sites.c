@@ -12,7 +12,9 @@
  *            profile on SIGUSR2; both written to the default names
  *   free_all churn_site as in single, then 10 rounds of handoff_site
  *            allocating 2000 x 1000 bytes that another thread frees:
- *            nothing is left live */
+ *            nothing is left live
+ *   big      big_site allocates 8 MiB (past the size at which corealloc
+ *            starts its purge thread, inside this call) and frees it */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,6 +66,16 @@ __attribute__((noinline)) static void churn_site(void)
 
 #define HANDOFF 2000
 __attribute__((noinline)) static void *handoff_site(void) { FILLED(8); }
+
+#define BIG ((size_t)8 << 20)
+__attribute__((noinline)) static void *big_site(void)
+{
+    void *p = malloc(BIG);
+    if (!p)
+        abort();
+    memset(p, 9, BIG);
+    return p;
+}
 
 static void *free_all_body(void *arg)
 {
@@ -126,8 +138,11 @@ int main(int argc, char **argv)
             if (pthread_create(&thread, NULL, free_all_body, blocks) || pthread_join(thread, NULL))
                 return 1;
         }
+    } else if (!strcmp(mode, "big")) {
+        keep(1, big_site);
+        free(kept);
     } else {
-        fprintf(stderr, "usage: prof_sites single|threads|fork|dumps|free_all\n");
+        fprintf(stderr, "usage: prof_sites single|threads|fork|dumps|free_all|big\n");
         return 2;
     }
     return 0;
