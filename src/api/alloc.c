@@ -31,16 +31,6 @@ static bool make_room(void)
     return footprint_limited() && trim_all() > 0;
 }
 
-/* The purge thread may start here, inside the program's call: what its
- * creation allocates is the allocator's, not the program's, to a profile. */
-static void kick_purger(void)
-{
-    if (__builtin_expect(profile_on, 0))
-        profile_unsampled(purger_kick);
-    else
-        purger_kick();
-}
-
 static void *small_alloc(unsigned cls)
 {
     void *p;
@@ -48,7 +38,7 @@ static void *small_alloc(unsigned cls)
     return p;
 miss:
     p = frontend_alloc_slow(cls);
-    kick_purger();
+    purger_kick();
     if (!p && make_room())
         p = frontend_alloc_slow(cls);
     if (!p)
@@ -66,7 +56,7 @@ static void *large_malloc(size_t size, size_t alignment, bool *zeroed)
         errno = ENOMEM;
     if (zeroed)
         *zeroed = fresh;
-    kick_purger();
+    purger_kick();
     return p;
 }
 
@@ -278,7 +268,7 @@ void *alloc_realloc(void *p, size_t size)
             return p;
     } else if (!opt.secure && size > SMALL_MAX) {
         void *q = large_resize(loc.span, size);
-        kick_purger();
+        purger_kick();
         if (q) {
             profile_resized(p, q, size);
             return q;

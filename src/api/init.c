@@ -50,6 +50,7 @@ static void init_layers(void)
     central_init();
     large_init();
     profile_init();
+    purger_start_through(profile_unsampled);
     sb_init();
     pagemap_init();
     meta_init();

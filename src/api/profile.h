@@ -54,8 +54,8 @@ void profile_record(void *p, size_t size);
 
 void profile_forget_sampled(void *p);
 /* Runs fn, work the allocator does for itself in the program's call (its
- * purge thread's start, whose pthread_create allocates): nothing fn
- * allocates is sampled, so none of it shows as the program's. */
+ * purge thread's start, whose pthread_create allocates: see init.c):
+ * nothing fn allocates is sampled, so none of it shows as the program's. */
 void profile_unsampled(void (*fn)(void));
 /* A large block is being freed: its sample, if it has one, ends. */
 static inline void profile_forget(void *p)

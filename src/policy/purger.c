@@ -221,6 +221,13 @@ static void start_thread(void)
     __atomic_store_n(&state, ok ? PURGER_RUNNING : PURGER_FAILED, __ATOMIC_RELEASE);
 }
 
+static void (*start_through)(void (*start)(void));
+
+void purger_start_through(void (*run)(void (*start)(void)))
+{
+    __atomic_store_n(&start_through, run, __ATOMIC_RELEASE);
+}
+
 void purger_kick(void)
 {
     footprint_wake_purger();
@@ -230,8 +237,13 @@ void purger_kick(void)
         return;
     int expected = PURGER_OFF;
     if (__atomic_compare_exchange_n(&state, &expected, PURGER_STARTING, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_RELAXED))
-        start_thread();
+                                    __ATOMIC_RELAXED)) {
+        void (*run)(void (*)(void)) = __atomic_load_n(&start_through, __ATOMIC_ACQUIRE);
+        if (run)
+            run(start_thread);
+        else
+            start_thread();
+    }
 }
 
 void purger_fork_child(void)

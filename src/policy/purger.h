@@ -21,6 +21,10 @@
  * thread-stack lock that pthread_create takes: started from a free, the
  * thread could deadlock its creator. */
 void purger_kick(void);
+/* Has the thread created through run(start) (by the layer above: the heap
+ * profiler keeps what pthread_create allocates, in the program's call,
+ * from counting as the program's), not by a plain start(). */
+void purger_start_through(void (*run)(void (*start)(void)));
 /* In a forked child: the parent's thread is gone; start the child's own
  * (on demand, after a fork from a signal handler that interrupted us). */
 void purger_fork_child(void);
