@@ -77,11 +77,13 @@ static uintptr_t bitmap_in_area(unsigned cls, uintptr_t index)
     return zone_base(cls) + ZONE_BITMAPS_OFFSET + index * bitmap_stride(cls);
 }
 
+/* On every block's return to its superblock: the near test multiplies
+ * rather than divide by the stride (near_bitmaps). */
 static uintptr_t bitmap_of(unsigned cls, uintptr_t index)
 {
-    uintptr_t first = first_superblock(cls);
-    if (index - first < near_bitmaps(cls))
-        return zone_base(cls) + ((first - 1) << SB_SHIFT) + (index - first) * bitmap_stride(cls);
+    uintptr_t first = first_superblock(cls), offset = (index - first) * bitmap_stride(cls);
+    if (index >= first && offset < SB_SIZE)
+        return zone_base(cls) + ((first - 1) << SB_SHIFT) + offset;
     return bitmap_in_area(cls, index);
 }
 
