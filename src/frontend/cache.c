@@ -57,12 +57,24 @@ static uint32_t initial_end(void **slab, unsigned cls)
     return home(slab, cls) + sc_info[cls].batch;
 }
 
+void cache_slab_format_stopped(void **slab, enum cache_shape shape)
+{
+    for (unsigned c = 0; c <= SC_COUNT; c++) {
+        struct cache_base base = {.begin = SLAB_STOPPED_BEGIN, .home = shape_home[shape][c]};
+        __atomic_store(cache_base(slab, c), &base, __ATOMIC_RELAXED);
+    }
+    /* Released after every base: a section that reads a new top reads a
+     * stopped begin. */
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        struct cache_hdr hdr = {.top = shape_home[shape][c], .end = 0};
+        __atomic_store(cache_hdr(slab, c), &hdr, __ATOMIC_RELEASE);
+    }
+}
+
 void cache_slab_format(void **slab, enum cache_shape shape)
 {
-    for (unsigned c = 0; c <= SC_COUNT; c++)
-        *cache_base(slab, c) = (struct cache_base){.begin = shape_home[shape][c], .home = shape_home[shape][c]};
-    for (unsigned c = 0; c < SC_COUNT; c++)
-        *cache_hdr(slab, c) = (struct cache_hdr){.top = home(slab, c), .end = initial_end(slab, c)};
+    cache_slab_format_stopped(slab, shape);
+    cache_slab_restart(slab);
 }
 
 /* Why a free of p (of cls) must not be obeyed, or NULL. */

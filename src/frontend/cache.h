@@ -39,8 +39,13 @@ enum cache_shape { CACHE_SHAPE_CPU, CACHE_SHAPE_THREAD };
 void cache_layout_init(cache_holds_fn *holds);
 /* Bytes a slab of the shape uses (at most SLAB_BYTES). */
 size_t cache_slab_bytes(enum cache_shape shape);
-/* Empty stacks of the shape, each with room for a batch. */
+/* Empty stacks of the shape, each with room for a batch, on a slab no
+ * section uses yet. */
 void cache_slab_format(void **slab, enum cache_shape shape);
+/* The same, stopped, on a zero slab that sections may be reading (they
+ * miss on it): once rseq_fence() has retired every section that read a
+ * zero top, cache_slab_restart() starts it. */
+void cache_slab_format_stopped(void **slab, enum cache_shape shape);
 
 static inline struct cache_hdr *cache_hdr(void **slab, unsigned cls)
 {

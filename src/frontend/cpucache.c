@@ -16,6 +16,7 @@ static unsigned slab_count;
 struct id_counters {
     uint64_t misses_empty, misses_full;
     uint64_t grown_bytes; /* capacity added past a batch per class (drain lock) */
+    bool formatted;       /* the slab has stacks (set under the drain lock) */
     /* Empty misses per class since capacity last moved between classes
      * (racy counts: a guide, not an account). */
     uint16_t class_misses[SC_COUNT];
@@ -32,7 +33,10 @@ static void **slab_of(unsigned id)
 /* Slab 0 of the slabs of ids [0, count), mapped with the two stopped
  * slabs below it (an unregistered area's ids, -1 and -2: zero, never
  * written, so read as zero pages) in one mapping whose pages are touched
- * only as stacks fill. NULL when it cannot be had. */
+ * only as stacks fill. NULL when it cannot be had. A zero slab is a
+ * stopped one to the sections (top 0 is at begin 0 and at end 0): each
+ * is formatted on its id's first miss (format_slab), so a process touches
+ * the slabs of the CPUs it runs on, not one per possible CPU. */
 static char *map_slabs(unsigned count)
 {
     char *lowest = os_map((size_t)(SLAB_IDS_STOPPED + count) << SLAB_SHIFT, 0);
@@ -57,8 +61,6 @@ bool cpucache_init(void)
      * batch (a per-thread cache holds a batch of a class at least, a cost
      * multiplied by the threads). Before any batch moves. */
     sizeclass_set_batch_max(SC_BATCH_MAX);
-    for (unsigned id = 0; id < count; id++)
-        cache_slab_format((void **)(slabs + ((size_t)id << SLAB_SHIFT)), CACHE_SHAPE_CPU);
     slab_count = count;
     slabs_base = (uintptr_t)slabs;
     /* The area first: a section that reads the new slabs (it reads them
@@ -151,6 +153,32 @@ static void grow_capacity(unsigned id, unsigned cls)
     lock_release(&drain_lock);
 }
 
+/* Gives id's zero slab its stacks: stopped first, then, once no section
+ * still holds a zero top it read, started (as after a drain). */
+static void format_slab(unsigned id)
+{
+    lock_acquire(&drain_lock);
+    if (!counters[id].formatted) {
+        cache_slab_format_stopped(slab_of(id), CACHE_SHAPE_CPU);
+        rseq_fence((int)id);
+        cache_slab_restart(slab_of(id));
+        __atomic_store_n(&counters[id].formatted, true, __ATOMIC_RELEASE);
+    }
+    lock_release(&drain_lock);
+}
+
+/* The id the calling thread runs on, its miss counted (first: a write,
+ * so a first miss faults the counters' page in once, not twice) and its
+ * slab formatted. */
+static unsigned count_miss_here(bool empty)
+{
+    unsigned id = rseq_current_id();
+    count_miss(empty ? &counters[id].misses_empty : &counters[id].misses_full);
+    if (__builtin_expect(!__atomic_load_n(&counters[id].formatted, __ATOMIC_RELAXED), 0))
+        format_slab(id);
+    return id;
+}
+
 void *cpucache_alloc_slow(unsigned cls)
 {
     void *batch[SC_BATCH_MAX];
@@ -160,8 +188,7 @@ void *cpucache_alloc_slow(unsigned cls)
     FRONTEND_POP(p, cls, empty);
     return p;
 empty:;
-    unsigned id = rseq_current_id();
-    count_miss(&counters[id].misses_empty);
+    unsigned id = count_miss_here(true);
     grow_capacity(id, cls);
     unsigned got = central_alloc(cls, batch, sc_info[cls].batch);
     if (!got)
@@ -176,7 +203,7 @@ empty:;
 void cpucache_free_slow(void *p, unsigned cls)
 {
     if (rseq_thread_ready()) {
-        count_miss(&counters[rseq_current_id()].misses_full);
+        count_miss_here(false);
         /* A batch off the top of the full stack goes to the central layer,
          * and p takes its place. */
         void *batch[SC_BATCH_MAX];
@@ -206,15 +233,18 @@ size_t cpucache_drain_all(void)
     lock_acquire(&drain_lock);
     draining = true;
     for (unsigned id = 0; id < slab_count; id++)
-        cache_slab_stop(slab_of(id));
+        if (counters[id].formatted)
+            cache_slab_stop(slab_of(id));
     rseq_fence(-1); /* no section anywhere still uses the old bounds */
-    for (unsigned id = 0; id < slab_count; id++) {
-        bytes += cache_slab_take_stopped(slab_of(id));
-        forget_growth(id);
-    }
+    for (unsigned id = 0; id < slab_count; id++)
+        if (counters[id].formatted) {
+            bytes += cache_slab_take_stopped(slab_of(id));
+            forget_growth(id);
+        }
     rseq_fence(-1); /* nor an old top */
     for (unsigned id = 0; id < slab_count; id++)
-        cache_slab_restart(slab_of(id));
+        if (counters[id].formatted)
+            cache_slab_restart(slab_of(id));
     draining = false;
     lock_release(&drain_lock);
     return bytes;

@@ -1,0 +1,138 @@
+/* A CPU's slab gets its stacks on the first miss there, so a process
+ * touches the slabs of the CPUs it runs on, not a page per possible CPU at
+ * start-up (256 pages on a 256-CPU machine, for every short process). The
+ * test re-runs itself pinned to one CPU, so nothing allocates before the
+ * pin; the other slabs must have no page resident. Then it moves to a
+ * second CPU (when it may): that slab comes to life and serves blocks, and
+ * malloc_trim, which drains every slab, leaves the untouched ones alone. */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch/slab.h"
+#include "check.h"
+#include "memory.h"
+#include "probe.h"
+
+#define PINNED_ENV "CPUCACHE_LAZY_SLABS_SECOND_CPU"
+
+static void pin(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+}
+
+/* The per-CPU slabs' mapping: the two stopped slabs, then one per id. */
+static uintptr_t find_slabs(unsigned ids)
+{
+    size_t want = (size_t)(SLAB_IDS_STOPPED + ids) << SLAB_SHIFT;
+    FILE *maps = fopen("/proc/self/maps", "r");
+    REQUIRE(maps != NULL);
+    char line[512];
+    uintptr_t found = 0;
+    while (!found && fgets(line, sizeof line, maps)) {
+        unsigned long start, end;
+        if (sscanf(line, "%lx-%lx", &start, &end) == 2 && end - start == want)
+            found = start + ((uintptr_t)SLAB_IDS_STOPPED << SLAB_SHIFT);
+    }
+    fclose(maps);
+    REQUIRE_MSG(found, "no mapping of %u per-CPU slabs", ids);
+    return found;
+}
+
+/* Pages of slab `id` the process has written (present and its own, from
+ * /proc/self/pagemap: a slab only read, by the statistics say, maps the
+ * shared zero page, which costs no memory). */
+static unsigned written_pages(uintptr_t slabs, unsigned id)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    FILE *pagemap = fopen("/proc/self/pagemap", "rb");
+    REQUIRE(pagemap != NULL);
+    uintptr_t start = slabs + ((uintptr_t)id << SLAB_SHIFT);
+    REQUIRE(fseek(pagemap, (long)(start / (uintptr_t)page * 8), SEEK_SET) == 0);
+    unsigned written = 0;
+    for (size_t i = 0; i < SLAB_BYTES / (size_t)page; i++) {
+        uint64_t entry;
+        REQUIRE(fread(&entry, sizeof entry, 1, pagemap) == 1);
+        written += (entry >> 63 & 1) && (entry >> 56 & 1); /* present, exclusively mapped */
+    }
+    fclose(pagemap);
+    return written;
+}
+
+/* Blocks of a few classes, written, checked and freed. */
+static void use_blocks(void)
+{
+    static const size_t sizes[] = { 16, 100, 1000 };
+    enum { COUNT = 3000 };
+    static unsigned char *blocks[COUNT];
+    for (unsigned i = 0; i < COUNT; i++) {
+        size_t size = sizes[i % 3];
+        REQUIRE((blocks[i] = malloc(size)) != NULL);
+        memset(blocks[i], (int)(i & 0xff), size);
+    }
+    for (unsigned i = 0; i < COUNT; i++) {
+        CHECK_MSG(blocks[i][0] == (i & 0xff) && blocks[i][sizes[i % 3] - 1] == (i & 0xff),
+                  "block %u lost its contents", i);
+        free(blocks[i]);
+    }
+}
+
+static void check_only_touched(uintptr_t slabs, unsigned ids, int a, int b)
+{
+    for (unsigned id = 0; id < ids; id++) {
+        unsigned written = written_pages(slabs, id);
+        if ((int)id == a || (int)id == b)
+            CHECK_MSG(written > 0, "the slab of CPU %u, which allocated, has no page", id);
+        else
+            CHECK_MSG(written == 0, "the slab of CPU %u, never run on, has %u pages written", id, written);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    if (!getenv(PINNED_ENV)) {
+        cpu_set_t allowed;
+        REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+        int first = -1, second = -1;
+        for (int c = 0; c < CPU_SETSIZE && second < 0; c++)
+            if (CPU_ISSET(c, &allowed)) {
+                if (first < 0)
+                    first = c;
+                else
+                    second = c;
+            }
+        char value[16];
+        snprintf(value, sizeof value, "%d", second);
+        REQUIRE(setenv(PINNED_ENV, value, 1) == 0);
+        pin(first);
+        execv("/proc/self/exe", argv);
+        REQUIRE_MSG(false, "cannot re-run pinned");
+    }
+    if (!corealloc_active() || stats_number("caches") <= 0) {
+        puts("no per-CPU caches here: nothing to check");
+        return 77;
+    }
+    unsigned ids = (unsigned)stats_number("caches");
+    int first = sched_getcpu(), second = atoi(getenv(PINNED_ENV));
+    uintptr_t slabs = find_slabs(ids);
+    use_blocks();
+    check_only_touched(slabs, ids, first, first);
+    if (second >= 0 && (unsigned)second < ids) {
+        pin(second);
+        use_blocks();
+        malloc_trim(0);
+        use_blocks();
+        check_only_touched(slabs, ids, first, second);
+    }
+    printf("%u slabs, run on CPUs %d and %d: the others untouched\n", ids, first, second);
+    return check_status();
+}
