@@ -60,14 +60,14 @@ static uint32_t initial_end(void **slab, unsigned cls)
 void cache_slab_format_stopped(void **slab, enum cache_shape shape)
 {
     for (unsigned c = 0; c <= SC_COUNT; c++) {
-        struct cache_base base = {.begin = SLAB_STOPPED_BEGIN, .home = shape_home[shape][c]};
-        __atomic_store(cache_base(slab, c), &base, __ATOMIC_RELAXED);
+        __atomic_store_n(&cache_base(slab, c)->home, shape_home[shape][c], __ATOMIC_RELAXED);
+        __atomic_store_n(cache_begin(slab, c), SLAB_STOPPED_BEGIN, __ATOMIC_RELAXED);
     }
-    /* Released after every base: a section that reads a new top reads a
-     * stopped begin. */
+    /* Each top released after every base: a section that reads a new top
+     * reads a stopped begin. */
     for (unsigned c = 0; c < SC_COUNT; c++) {
-        struct cache_hdr hdr = {.top = shape_home[shape][c], .end = 0};
-        __atomic_store(cache_hdr(slab, c), &hdr, __ATOMIC_RELEASE);
+        __atomic_store_n(&cache_hdr(slab, c)->end, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&cache_hdr(slab, c)->top, shape_home[shape][c], __ATOMIC_RELEASE);
     }
 }
 
