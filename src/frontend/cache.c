@@ -59,16 +59,18 @@ static uint32_t initial_end(void **slab, unsigned cls)
 
 void cache_slab_format_stopped(void **slab, enum cache_shape shape)
 {
-    for (unsigned c = 0; c <= SC_COUNT; c++) {
+    for (unsigned c = 0; c <= SC_COUNT; c++)
         __atomic_store_n(&cache_base(slab, c)->home, shape_home[shape][c], __ATOMIC_RELAXED);
-        __atomic_store_n(cache_begin(slab, c), SLAB_STOPPED_BEGIN, __ATOMIC_RELAXED);
-    }
-    /* Each top released after every base: a section that reads a new top
-     * reads a stopped begin. */
-    for (unsigned c = 0; c < SC_COUNT; c++) {
-        __atomic_store_n(&cache_hdr(slab, c)->end, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&cache_hdr(slab, c)->top, shape_home[shape][c], __ATOMIC_RELEASE);
-    }
+    cache_slab_stop(slab);
+    /* Each top released after every stopped begin: a section that reads a
+     * new top reads a stopped begin. */
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        __atomic_store_n(&cache_hdr(slab, c)->top, home(slab, c), __ATOMIC_RELEASE);
+}
+
+bool cache_slab_formatted(void **slab)
+{
+    return __atomic_load_n(&cache_base(slab, 0)->home, __ATOMIC_RELAXED) != 0;
 }
 
 void cache_slab_format(void **slab, enum cache_shape shape)

@@ -46,6 +46,10 @@ void cache_slab_format(void **slab, enum cache_shape shape);
  * miss on it): once rseq_fence() has retired every section that read a
  * zero top, cache_slab_restart() starts it. */
 void cache_slab_format_stopped(void **slab, enum cache_shape shape);
+/* Whether the slab was formatted (its homes are written first: a slab
+ * being formatted counts, so formatting must be serialised with whatever
+ * asks). */
+bool cache_slab_formatted(void **slab);
 
 static inline struct cache_hdr *cache_hdr(void **slab, unsigned cls)
 {

@@ -16,7 +16,6 @@ static unsigned slab_count;
 struct id_counters {
     uint64_t misses_empty, misses_full;
     uint64_t grown_bytes; /* capacity added past a batch per class (drain lock) */
-    bool formatted;       /* the slab has stacks (set under the drain lock) */
     /* Empty misses per class since capacity last moved between classes
      * (racy counts: a guide, not an account). */
     uint16_t class_misses[SC_COUNT];
@@ -158,23 +157,22 @@ static void grow_capacity(unsigned id, unsigned cls)
 static void format_slab(unsigned id)
 {
     lock_acquire(&drain_lock);
-    if (!counters[id].formatted) {
+    if (!cache_slab_formatted(slab_of(id))) {
         cache_slab_format_stopped(slab_of(id), CACHE_SHAPE_CPU);
         rseq_fence((int)id);
         cache_slab_restart(slab_of(id));
-        __atomic_store_n(&counters[id].formatted, true, __ATOMIC_RELEASE);
     }
     lock_release(&drain_lock);
 }
 
-/* The id the calling thread runs on, its miss counted (first: a write,
- * so a first miss faults the counters' page in once, not twice) and its
- * slab formatted. */
+/* The id the calling thread runs on, its miss counted and its slab
+ * formatted (or being formatted by a thread that holds the drain lock:
+ * stopped meanwhile, so this miss goes to the central layer). */
 static unsigned count_miss_here(bool empty)
 {
     unsigned id = rseq_current_id();
     count_miss(empty ? &counters[id].misses_empty : &counters[id].misses_full);
-    if (__builtin_expect(!__atomic_load_n(&counters[id].formatted, __ATOMIC_RELAXED), 0))
+    if (__builtin_expect(!cache_slab_formatted(slab_of(id)), 0))
         format_slab(id);
     return id;
 }
@@ -233,17 +231,17 @@ size_t cpucache_drain_all(void)
     lock_acquire(&drain_lock);
     draining = true;
     for (unsigned id = 0; id < slab_count; id++)
-        if (counters[id].formatted)
+        if (cache_slab_formatted(slab_of(id)))
             cache_slab_stop(slab_of(id));
     rseq_fence(-1); /* no section anywhere still uses the old bounds */
     for (unsigned id = 0; id < slab_count; id++)
-        if (counters[id].formatted) {
+        if (cache_slab_formatted(slab_of(id))) {
             bytes += cache_slab_take_stopped(slab_of(id));
             forget_growth(id);
         }
     rseq_fence(-1); /* nor an old top */
     for (unsigned id = 0; id < slab_count; id++)
-        if (counters[id].formatted)
+        if (cache_slab_formatted(slab_of(id)))
             cache_slab_restart(slab_of(id));
     draining = false;
     lock_release(&drain_lock);
