@@ -233,29 +233,11 @@ static bool grow_chunk_pool(void)
     return true;
 }
 
-static struct superblock *take_from_chunk_pool(unsigned cls)
+/* The superblock of a list of empty ones to reuse: the first (the most
+ * recently emptied, likely still resident), or in tight mode the lowest. */
+static struct superblock **pick_empty(struct superblock **list)
 {
-    lock_acquire(&chunk_lock);
-    if (!chunk_pool && !grow_chunk_pool()) {
-        lock_release(&chunk_lock);
-        return NULL;
-    }
-    struct superblock *sb = chunk_pool;
-    if (!make_resident(sb)) {
-        lock_release(&chunk_lock);
-        return NULL;
-    }
-    chunk_pool = sb->next;
-    lock_release(&chunk_lock);
-    format(sb, cls); /* reformatted: any class may take a pooled superblock */
-    return sb;
-}
-
-/* The empty superblock of cls to reuse: the most recently emptied (likely
- * still resident), or in tight mode the lowest. */
-static struct superblock **pick_empty(unsigned cls)
-{
-    struct superblock **pick = &class_empty[cls];
+    struct superblock **pick = list;
     if (opt.tight)
         for (struct superblock **at = pick; *at; at = &(*at)->next)
             if ((*at)->start < (*pick)->start)
@@ -263,10 +245,28 @@ static struct superblock **pick_empty(unsigned cls)
     return pick;
 }
 
+static struct superblock *take_from_chunk_pool(unsigned cls)
+{
+    lock_acquire(&chunk_lock);
+    if (!chunk_pool && !grow_chunk_pool()) {
+        lock_release(&chunk_lock);
+        return NULL;
+    }
+    struct superblock **pick = pick_empty(&chunk_pool), *sb = *pick;
+    if (!make_resident(sb)) {
+        lock_release(&chunk_lock);
+        return NULL;
+    }
+    *pick = sb->next;
+    lock_release(&chunk_lock);
+    format(sb, cls); /* reformatted: any class may take a pooled superblock */
+    return sb;
+}
+
 struct superblock *sb_acquire(unsigned cls)
 {
     if (class_empty[cls]) {
-        struct superblock **pick = pick_empty(cls), *sb = *pick;
+        struct superblock **pick = pick_empty(&class_empty[cls]), *sb = *pick;
         if (make_resident(sb)) {
             *pick = sb->next;
             format(sb, cls);
