@@ -36,11 +36,13 @@ static void *small_alloc(unsigned cls)
     void *p;
     FRONTEND_POP(p, cls, miss);
     return p;
-miss:
-    p = frontend_alloc_slow(cls);
-    purger_kick();
+miss:;
+    bool refilled;
+    p = frontend_alloc_slow(cls, &refilled);
+    if (refilled) /* the rest cannot have made the process grow (or older: see purger.h) */
+        purger_kick();
     if (!p && make_room())
-        p = frontend_alloc_slow(cls);
+        p = frontend_alloc_slow(cls, &refilled);
     if (!p)
         errno = ENOMEM;
     return p;

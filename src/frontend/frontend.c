@@ -68,8 +68,9 @@ void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full)
     *empty = *full = 0;
 }
 
-void *frontend_alloc_slow(unsigned cls)
+void *frontend_alloc_slow(unsigned cls, bool *refilled)
 {
+    *refilled = true;
     void *p = lockedcache_alloc(cls);
     if (p)
         block_handing_out(p);
@@ -145,9 +146,10 @@ void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full)
     cpucache_id_misses(id, empty, full);
 }
 
-void *frontend_alloc_slow(unsigned cls)
+void *frontend_alloc_slow(unsigned cls, bool *refilled)
 {
-    void *p = cpucache_on() ? cpucache_alloc_slow(cls) : tcache_alloc_slow(cls);
+    *refilled = true; /* a per-CPU cache's slow path is a miss */
+    void *p = cpucache_on() ? cpucache_alloc_slow(cls) : tcache_alloc_slow(cls, refilled);
     if (p)
         block_handing_out(p);
     return p;

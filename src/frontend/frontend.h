@@ -31,8 +31,10 @@ void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full);
 
 /* The slow paths behind the fast ones: an object of cls for the program
  * (NULL when out of memory), and p (a block of cls, checked and marked
- * free) taken back when its stack is full or stopped. */
-void *frontend_alloc_slow(unsigned cls);
+ * free) taken back when its stack is full or stopped. *refilled tells
+ * whether the allocation reached the central layer: per-thread caches serve
+ * every allocation here, and most from the thread's own stack. */
+void *frontend_alloc_slow(unsigned cls, bool *refilled);
 void frontend_free_slow(void *p, unsigned cls);
 /* A free of p (claimed to be of cls) that the fast check could not vouch
  * for (the free mark is there, or the superblock needs a closer look):

@@ -101,15 +101,20 @@ static void **create_slab(void)
     return slab;
 }
 
-void *tcache_alloc_slow(unsigned cls)
+void *tcache_alloc_slow(unsigned cls, bool *refilled)
 {
     void **slab = tcache_slab ? tcache_slab : create_slab();
+    *refilled = true;
     if (!slab) {
         void *p;
         return central_alloc(cls, &p, 1) ? p : NULL;
     }
     void *p = opt.secure ? cache_pop_random(slab, cls, &secure_rng) : cache_pop(slab, cls);
-    return p ? p : cache_refill_pop(slab, cls, thread_budget());
+    if (p) {
+        *refilled = false;
+        return p;
+    }
+    return cache_refill_pop(slab, cls, thread_budget());
 }
 
 void tcache_free_slow(void *p, unsigned cls)

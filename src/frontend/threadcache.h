@@ -10,7 +10,8 @@
 #include "frontend/cache.h"
 
 void tcache_init(void);
-void *tcache_alloc_slow(unsigned cls);
+/* *refilled: see frontend_alloc_slow. */
+void *tcache_alloc_slow(unsigned cls, bool *refilled);
 void tcache_free_slow(void *p, unsigned cls);
 
 /* Returns the calling thread's cached objects to the central layer. */

@@ -16,7 +16,9 @@
 
 /* Starts the background thread when a delay is set, it is not running, and
  * the process holds more than 4 MiB or has lived a quarter of the delay.
- * Call only from allocation paths, with no allocator lock held: creating a
+ * Call only from allocation paths that reached the central layer (a hit in
+ * a per-thread cache cannot have made the process grow, and reading the
+ * clock would cost it more than the hit), with no allocator lock held: creating a
  * thread allocates, and glibc calls free (never malloc) while holding the
  * thread-stack lock that pthread_create takes: started from a free, the
  * thread could deadlock its creator. */

@@ -28,25 +28,38 @@ static unsigned threads_with_caches(void)
     return n;
 }
 
-/* Allocates and frees PER_SIZE blocks of each size through the cache. */
-static void churn(void)
+/* Allocates and frees PER_SIZE blocks of each size through the cache;
+ * returns how many of the allocations reached the central layer. */
+static unsigned churn(void)
 {
     void *blocks[SIZES][PER_SIZE];
+    unsigned refills = 0;
     for (unsigned s = 0; s < SIZES; s++)
-        for (unsigned i = 0; i < PER_SIZE; i++)
-            REQUIRE((blocks[s][i] = tcache_alloc_slow(sc_of(sizes[s]))) != NULL);
+        for (unsigned i = 0; i < PER_SIZE; i++) {
+            bool refilled;
+            REQUIRE((blocks[s][i] = tcache_alloc_slow(sc_of(sizes[s]), &refilled)) != NULL);
+            refills += refilled;
+        }
     for (unsigned s = 0; s < SIZES; s++)
         for (unsigned i = 0; i < PER_SIZE; i++)
             tcache_free_slow(blocks[s][i], sc_of(sizes[s]));
+    return refills;
 }
 
 static void *first_use(void *arg)
 {
     unsigned before = *(unsigned *)arg;
     CHECK_EQ(threads_with_caches(), before); /* a new thread has no cache yet */
-    churn();
+    unsigned refills = churn();
     CHECK_EQ(threads_with_caches(), before + 1);
     CHECK_MSG(tcache_bytes_held(NULL) > 0, "the cache kept nothing of what it freed");
+    /* An empty stack refills a batch at a time; the rest are hits. */
+    CHECK_MSG(refills >= SIZES && refills <= SIZES * PER_SIZE / 2, "%u of %u allocations refilled", refills,
+              (unsigned)(SIZES * PER_SIZE));
+    bool refilled;
+    void *p = tcache_alloc_slow(sc_of(sizes[0]), &refilled);
+    CHECK_MSG(p && !refilled, "an allocation from a warm cache reached the central layer");
+    tcache_free_slow(p, sc_of(sizes[0]));
     return NULL;
 }
 
@@ -58,7 +71,8 @@ static void late_destructor(void *value)
 {
     (void)value;
     unsigned before = threads_with_caches();
-    void *p = tcache_alloc_slow(sc_of(100));
+    bool refilled;
+    void *p = tcache_alloc_slow(sc_of(100), &refilled);
     CHECK(p != NULL);
     tcache_free_slow(p, sc_of(100));
     CHECK_MSG(threads_with_caches() == before, "a call after the thread's exit made it a new cache");

@@ -17,7 +17,7 @@
  *   decay start-size            a process holding a few blocks starts no
  *                               purge thread; one holding over 4 MiB does
  *   decay start-age <delay_ms>  one holding a few blocks starts it at its
- *                               first allocation slow path once it has
+ *                               first refill from the central layer once it has
  *                               lived a quarter of the delay
  */
 #include <dirent.h>
