@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "platform/ascii.h"
 #include "platform/os.h"
 
 /* A mount point, a mount root or a cgroup path; longer ones are ignored. */
@@ -271,23 +272,6 @@ static bool read_cgroup_file(const char *dir, const char *name, char *buf, size_
     return os_read_small_file(path, buf, size) > 0;
 }
 
-/* A decimal number at *p (saturating), moving *p past it; false when there
- * are no digits ("max", "-1"). */
-static bool parse_number(const char **p, uint64_t *out)
-{
-    const char *s = *p;
-    if (*s < '0' || *s > '9')
-        return false;
-    uint64_t value = 0;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        unsigned digit = (unsigned)(*s - '0');
-        value = value > (UINT64_MAX - digit) / 10 ? UINT64_MAX : value * 10 + digit;
-    }
-    *p = s;
-    *out = value;
-    return true;
-}
-
 /* CPUs' worth of a bandwidth quota, rounded up; 0 for none. */
 static uint64_t cpus_of_bandwidth(uint64_t quota, uint64_t period)
 {
@@ -307,7 +291,7 @@ static uint64_t read_v2_memory_file(const char *dir, const char *name, bool *fou
     *found = true;
     const char *p = text;
     uint64_t bytes;
-    return parse_number(&p, &bytes) ? bytes : 0;
+    return ascii_decimal(&p, &bytes) ? bytes : 0;
 }
 
 static uint64_t read_memory_max(const char *dir, bool *found)
@@ -329,7 +313,7 @@ static uint64_t read_cpu_max(const char *dir, bool *found)
     *found = true;
     const char *p = text;
     uint64_t quota, period;
-    if (!parse_number(&p, &quota) || *p++ != ' ' || !parse_number(&p, &period))
+    if (!ascii_decimal(&p, &quota) || *p++ != ' ' || !ascii_decimal(&p, &period))
         return 0;
     return cpus_of_bandwidth(quota, period);
 }
@@ -342,7 +326,7 @@ static uint64_t read_v1_memory_limit(const char *dir, bool *found)
     *found = true;
     const char *p = text;
     uint64_t bytes;
-    return parse_number(&p, &bytes) && bytes < V1_UNLIMITED ? bytes : 0;
+    return ascii_decimal(&p, &bytes) && bytes < V1_UNLIMITED ? bytes : 0;
 }
 
 /* cpu.cfs_quota_us is -1 when unlimited. */
@@ -355,7 +339,7 @@ static uint64_t read_v1_cpu_quota(const char *dir, bool *found)
     *found = true;
     const char *quota_p = quota_text, *period_p = period_text;
     uint64_t quota, period;
-    if (!parse_number(&quota_p, &quota) || !parse_number(&period_p, &period))
+    if (!ascii_decimal(&quota_p, &quota) || !ascii_decimal(&period_p, &period))
         return 0;
     return cpus_of_bandwidth(quota, period);
 }

@@ -1,11 +1,12 @@
 #include "platform/options.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "platform/ascii.h"
 #include "platform/os.h"
 
 struct options opt;
@@ -54,12 +55,22 @@ __attribute__((format(printf, 1, 2))) static void sayf(const char *fmt, ...)
         say(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
+/* Length of s up to its first `stop` or its end (strcspn reads a table of
+ * glibc's: see ascii.h). */
+static size_t span_until(const char *s, char stop)
+{
+    size_t n = 0;
+    while (s[n] && s[n] != stop)
+        n++;
+    return n;
+}
+
 /* A decimal number with an optional K, M or G suffix (binary). */
 static bool parse_size(const char *s, size_t len, size_t *out)
 {
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || *s == '-')
+    const char *end = s;
+    uint64_t v;
+    if (!ascii_decimal(&end, &v))
         return false;
     unsigned shift = 0;
     switch (end < s + len ? *end : 0) {
@@ -71,7 +82,7 @@ static bool parse_size(const char *s, size_t len, size_t *out)
     size_t rest = len - (size_t)(end - s);
     if (rest && !(rest == 1 && *end == 'B') && !(rest == 2 && !strncmp(end, "iB", 2)))
         return false;
-    if (v > (~0ull >> shift))
+    if (v == UINT64_MAX || v > (~0ull >> shift)) /* UINT64_MAX: ascii_decimal saturated */
         return false;
     *out = (size_t)(v << shift);
     return true;
@@ -80,17 +91,21 @@ static bool parse_size(const char *s, size_t len, size_t *out)
 /* A whole number of milliseconds, or -1 for never. */
 static bool parse_milliseconds(const char *s, size_t len, long *out)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || end != s + len || v < -1)
+    if (len == 2 && s[0] == '-' && s[1] == '1') {
+        *out = -1;
+        return true;
+    }
+    const char *end = s;
+    uint64_t v;
+    if (!ascii_decimal(&end, &v) || end != s + len || v > (uint64_t)LONG_MAX)
         return false;
-    *out = v;
+    *out = (long)v;
     return true;
 }
 
 static bool word_is(const char *s, size_t len, const char *word)
 {
-    return strlen(word) == len && !strncasecmp(s, word, len);
+    return strlen(word) == len && ascii_same_ignoring_case(s, word, len);
 }
 
 static bool parse_bool(const char *s, size_t len, bool *out)
@@ -108,8 +123,8 @@ static bool parse_choice(const char *s, size_t len, const char *choices, int *ou
 {
     int index = 0;
     for (const char *c = choices; *c; index++) {
-        size_t n = strcspn(c, "|");
-        if (n == len && !strncasecmp(s, c, len)) {
+        size_t n = span_until(c, '|');
+        if (n == len && ascii_same_ignoring_case(s, c, len)) {
             *out = index;
             return true;
         }
@@ -227,8 +242,8 @@ static void format_value(const struct option_spec *o, char *buf, size_t size)
     case KIND_CHOICE: {
         const char *c = o->choices;
         for (int i = *(int *)o->target; i > 0 && *c; i--)
-            c += strcspn(c, "|") + 1;
-        snprintf(buf, size, "%.*s", (int)strcspn(c, "|"), c);
+            c += span_until(c, '|') + 1;
+        snprintf(buf, size, "%.*s", (int)span_until(c, '|'), c);
         break;
     }
     case KIND_STRING: {
@@ -260,7 +275,7 @@ static void parse_options_variable(const char *list)
 {
     bool help = false;
     for (const char *item = list; *item;) {
-        size_t len = strcspn(item, ",");
+        size_t len = span_until(item, ',');
         const char *eq = memchr(item, '=', len);
         if (!eq) {
             if (word_is(item, len, "help"))
@@ -272,7 +287,7 @@ static void parse_options_variable(const char *list)
             const char *name = item;
             size_t name_len = (size_t)(eq - item);
             size_t value_len = len - name_len - 1;
-            if (name_len > PREFIX_LEN && !strncasecmp(name, PREFIX, PREFIX_LEN)) {
+            if (name_len > PREFIX_LEN && ascii_same_ignoring_case(name, PREFIX, PREFIX_LEN)) {
                 name += PREFIX_LEN;
                 name_len -= PREFIX_LEN;
             }
@@ -316,7 +331,7 @@ void options_init(void)
         if (strncmp(name, PREFIX, PREFIX_LEN))
             continue;
         name += PREFIX_LEN;
-        size_t len = strcspn(name, "=");
+        size_t len = span_until(name, '=');
         if (!known_variable(name, len))
             warn_unknown(name, len);
     }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "platform/ascii.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -171,14 +174,12 @@ unsigned os_cpu_count(void)
     unsigned highest = 0;
     if (!os_read_small_file("/sys/devices/system/cpu/possible", buf, sizeof buf))
         return 1;
-    for (char *p = buf; *p;) {
-        if (*p >= '0' && *p <= '9') {
-            unsigned v = (unsigned)strtoul(p, &p, 10);
-            if (v > highest)
-                highest = v;
-        } else {
+    for (const char *p = buf; *p;) {
+        uint64_t v;
+        if (!ascii_decimal(&p, &v))
             p++;
-        }
+        else if (v > highest && v < UINT_MAX)
+            highest = (unsigned)v;
     }
     return highest + 1;
 }
@@ -207,9 +208,11 @@ size_t os_rss_current(void)
     char buf[128];
     if (!os_read_small_file("/proc/self/statm", buf, sizeof buf))
         return 0;
-    char *p = buf;
-    strtoull(p, &p, 10); /* total program size */
-    return (size_t)strtoull(p, NULL, 10) * os_page_size();
+    const char *p = buf;
+    uint64_t size, resident;
+    if (!ascii_decimal(&p, &size) || *p++ != ' ' || !ascii_decimal(&p, &resident))
+        return 0;
+    return (size_t)resident * os_page_size();
 }
 
 size_t os_rss_peak(void)

@@ -88,7 +88,8 @@ static void test_sizes(void)
         CHECK_MSG(opt.retain_bytes == good[i].bytes && !*said, "RETAIN_BYTES=%s: %zu, said %s",
                   good[i].text, opt.retain_bytes, said);
     }
-    static const char *const bad[] = {"12X", "-5", "", "abc", "1KB2", "99999999999G", "4 K"};
+    static const char *const bad[] = {"12X", "-5", "", "abc", "1KB2", "99999999999G", "4 K",
+                                       "99999999999999999999", "+5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *said = init_with("COREALLOC_RETAIN_BYTES", bad[i], NULL);
         char want[64];
