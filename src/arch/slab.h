@@ -5,7 +5,8 @@
  * first SC_COUNT 8-byte words of a slab are struct cache_hdr (top and
  * end), one per size class, and SLAB_HEADER_SLOTS words further, struct
  * cache_base (begin); the slab seen as void *[] holds each class's stack
- * of free objects in slots [begin, top), below end. 32-bit indices: a
+ * of free objects in slots [begin, top), below end. Where the stacks lie
+ * is the cache's business (frontend/cache.h): sections read no more. 32-bit indices: a
  * class may cache tens of thousands of small objects. malloc pops, free
  * pushes: free has checked the object (and marked it free) before it
  * pushes.
@@ -39,12 +40,13 @@ struct cache_hdr {
 _Static_assert(sizeof(struct cache_hdr) == 8, "cache_hdr is one slot");
 struct cache_base {
     uint32_t begin; /* pop misses when top <= begin */
-    uint32_t home;  /* the stack's first slot, for good (begin but when stopped) */
+    uint32_t spare; /* the cache's own (frontend/cache.c) */
 };
 _Static_assert(sizeof(struct cache_base) == 8, "cache_base is one slot");
 
 /* Slots [0, SLAB_HEADER_SLOTS) hold the headers (one per class, the rest
- * unused), the next SLAB_HEADER_SLOTS the bases; the stacks follow. */
+ * unused), the next SLAB_HEADER_SLOTS the bases; the cache's own rows and
+ * the stacks follow. */
 #define SLAB_HEADER_SLOTS 128
 #define SLAB_BASE_OFFSET (SLAB_HEADER_SLOTS * 8) /* bytes from a header to its base */
 

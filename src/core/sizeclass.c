@@ -46,10 +46,15 @@ void sizeclass_init(void)
     }
 }
 
-void sizeclass_set_batch_max(unsigned most)
+unsigned sizeclass_batch_at_most(unsigned cls, unsigned most)
 {
     /* A quarter of what a per-thread cache may hold, 2 to most objects:
      * at most 64 KiB a batch. */
+    return clamp(sc_info[cls].limit / 4u, 2, most < SC_BATCH_MAX ? most : SC_BATCH_MAX);
+}
+
+void sizeclass_set_batch_max(unsigned most)
+{
     for (unsigned c = 0; c < SC_COUNT; c++)
-        sc_info[c].batch = (uint16_t)clamp(sc_info[c].limit / 4u, 2, most < SC_BATCH_MAX ? most : SC_BATCH_MAX);
+        sc_info[c].batch = (uint16_t)sizeclass_batch_at_most(c, most);
 }

@@ -51,6 +51,8 @@ void sizeclass_init(void);
 /* Batches of up to most objects (at most SC_BATCH_MAX; SC_BATCH_THREAD
  * until called): for the front end to set once, before any batch moves. */
 void sizeclass_set_batch_max(unsigned most);
+/* The batch of cls once the front end sets most (for a layout made before). */
+unsigned sizeclass_batch_at_most(unsigned cls, unsigned most);
 
 /* The class of a request of n bytes, n <= SMALL_MAX. Constant time. */
 static inline unsigned sc_of(size_t n)

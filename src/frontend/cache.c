@@ -1,5 +1,7 @@
 #include "frontend/cache.h"
 
+#include <string.h>
+
 #include "core/central.h"
 #include "core/superblock.h"
 #include "platform/diag.h"
@@ -7,9 +9,27 @@
 
 _Static_assert(SC_COUNT < SLAB_HEADER_SLOTS, "a base past the last class marks the end of its stack");
 
-/* Per shape, the home of each class's stack; the home of class SC_COUNT
- * is the end of the last stack. */
-static uint32_t shape_home[2][SC_COUNT + 1];
+/* After the headers and the bases, a row of where each class's stack
+ * lies now: its first slot (home) and one past the last it may use there
+ * (limit), in one 8-byte word, so that a stack moves with one store (a
+ * fork may cut a move short: see cpucache_fork_child). The stacks follow.
+ * A base's spare word holds the stack's own home while it is still in its
+ * nursery, 0 otherwise. */
+struct cache_room {
+    uint32_t home, limit;
+} __attribute__((aligned(8)));
+#define ROOM_SLOT (2 * SLAB_HEADER_SLOTS)
+#define STACKS_SLOT (3 * SLAB_HEADER_SLOTS)
+_Static_assert(SC_COUNT * sizeof(struct cache_room) <= SLAB_HEADER_SLOTS * sizeof(void *), "a room per class");
+
+/* Per shape, where each class's stack starts ([first_home, first_limit))
+ * and its own home, where it may grow to its full capacity (up to the
+ * next class's own home). A CPU's stacks start in a nursery, a largest
+ * batch's room each side by side, so a class that a CPU uses a little
+ * touches a part of a page there, not a page of its own (a program using
+ * 70 classes held 57 pages of stacks per CPU); one that grows past it
+ * moves to its own home (cpucache.c). A thread's start at their own. */
+static uint32_t first_home[2][SC_COUNT], first_limit[2][SC_COUNT], own_home[2][SC_COUNT + 1];
 static cache_holds_fn *cache_holds;
 
 static unsigned class_capacity(enum cache_shape shape, unsigned cls)
@@ -24,12 +44,23 @@ void cache_layout_init(cache_holds_fn *holds)
 {
     cache_holds = holds;
     for (unsigned shape = 0; shape < 2; shape++) {
-        uint32_t next = 2 * SLAB_HEADER_SLOTS; /* the headers and the bases */
+        uint32_t next = STACKS_SLOT;
+        if (shape == CACHE_SHAPE_CPU)
+            for (unsigned c = 0; c < SC_COUNT; c++) {
+                first_home[shape][c] = next;
+                next += sizeclass_batch_at_most(c, SC_BATCH_MAX);
+                first_limit[shape][c] = next;
+            }
         for (unsigned c = 0; c < SC_COUNT; c++) {
-            shape_home[shape][c] = next;
+            own_home[shape][c] = next;
             next += class_capacity(shape, c);
         }
-        shape_home[shape][SC_COUNT] = next;
+        own_home[shape][SC_COUNT] = next;
+        if (shape == CACHE_SHAPE_THREAD)
+            for (unsigned c = 0; c < SC_COUNT; c++) {
+                first_home[shape][c] = own_home[shape][c];
+                first_limit[shape][c] = own_home[shape][c + 1];
+            }
         if ((size_t)next * sizeof(void *) > SLAB_BYTES)
             diag_fatal("cache slab layout does not fit SLAB_BYTES"); /* a build-time bound */
     }
@@ -37,30 +68,44 @@ void cache_layout_init(cache_holds_fn *holds)
 
 size_t cache_slab_bytes(enum cache_shape shape)
 {
-    return (size_t)shape_home[shape][SC_COUNT] * sizeof(void *);
+    return (size_t)own_home[shape][SC_COUNT] * sizeof(void *);
+}
+
+static struct cache_room *room(void **slab, unsigned cls)
+{
+    return (struct cache_room *)&slab[ROOM_SLOT] + cls;
 }
 
 static uint32_t home(void **slab, unsigned cls)
 {
-    return cache_base(slab, cls)->home;
+    return __atomic_load_n(&room(slab, cls)->home, __ATOMIC_RELAXED);
 }
 
-/* One past the last slot the stack of cls may ever use. */
+/* One past the last slot the stack of cls may use where it lies. */
 static uint32_t limit(void **slab, unsigned cls)
 {
-    return cache_base(slab, cls + 1)->home;
+    return __atomic_load_n(&room(slab, cls)->limit, __ATOMIC_RELAXED);
 }
 
-/* The end of an empty stack of cls: room for a batch. */
-static uint32_t initial_end(void **slab, unsigned cls)
+/* The stack's own home while it is in its nursery, else 0. */
+static uint32_t own_home_ahead(void **slab, unsigned cls)
 {
-    return home(slab, cls) + sc_info[cls].batch;
+    return __atomic_load_n(&cache_base(slab, cls)->spare, __ATOMIC_RELAXED);
+}
+
+static void set_room(void **slab, unsigned cls, uint32_t home_slot, uint32_t limit_slot)
+{
+    struct cache_room r = {home_slot, limit_slot};
+    __atomic_store(room(slab, cls), &r, __ATOMIC_RELEASE);
 }
 
 void cache_slab_format_stopped(void **slab, enum cache_shape shape)
 {
-    for (unsigned c = 0; c <= SC_COUNT; c++)
-        __atomic_store_n(&cache_base(slab, c)->home, shape_home[shape][c], __ATOMIC_RELAXED);
+    for (unsigned c = 0; c < SC_COUNT; c++) { /* class 0's first: see cache_slab_formatted */
+        set_room(slab, c, first_home[shape][c], first_limit[shape][c]);
+        uint32_t ahead = first_home[shape][c] != own_home[shape][c] ? own_home[shape][c] : 0;
+        __atomic_store_n(&cache_base(slab, c)->spare, ahead, __ATOMIC_RELAXED);
+    }
     cache_slab_stop(slab);
     /* Each top released after every stopped begin: a section that reads a
      * new top reads a stopped begin. */
@@ -70,7 +115,7 @@ void cache_slab_format_stopped(void **slab, enum cache_shape shape)
 
 bool cache_slab_formatted(void **slab)
 {
-    return __atomic_load_n(&cache_base(slab, 0)->home, __ATOMIC_RELAXED) != 0;
+    return home(slab, 0) != 0;
 }
 
 void cache_slab_format(void **slab, enum cache_shape shape)
@@ -105,11 +150,38 @@ bool cache_verify_free(void *p, unsigned cls, const char *call)
 
 unsigned cache_growth(void **slab, unsigned cls)
 {
-    const struct cache_hdr *h = cache_hdr(slab, cls);
     if (*cache_begin(slab, cls) == SLAB_STOPPED_BEGIN)
         return 0;
-    unsigned more = sc_info[cls].batch, room = limit(slab, cls) - h->end;
+    uint32_t ahead = own_home_ahead(slab, cls);
+    /* Only CPU slabs have nurseries. */
+    uint32_t most = ahead ? own_home[CACHE_SHAPE_CPU][cls + 1] - ahead : limit(slab, cls) - home(slab, cls);
+    unsigned more = sc_info[cls].batch, room = most - cache_capacity(slab, cls);
     return more < room ? more : room;
+}
+
+unsigned cache_capacity(void **slab, unsigned cls)
+{
+    return cache_hdr(slab, cls)->end - home(slab, cls);
+}
+
+bool cache_stack_in_nursery(void **slab, unsigned cls)
+{
+    return own_home_ahead(slab, cls) != 0;
+}
+
+bool cache_stack_must_move(void **slab, unsigned cls, unsigned more)
+{
+    return own_home_ahead(slab, cls) && cache_hdr(slab, cls)->end + more > limit(slab, cls);
+}
+
+void cache_stack_move_stopped(void **slab, unsigned cls)
+{
+    struct cache_hdr *h = cache_hdr(slab, cls);
+    uint32_t from = home(slab, cls), to = own_home_ahead(slab, cls), top = h->top;
+    memmove(&slab[to], &slab[from], (size_t)(top - from) * sizeof(void *));
+    __atomic_store_n(&h->top, to + (top - from), __ATOMIC_RELEASE);
+    set_room(slab, cls, to, own_home[CACHE_SHAPE_CPU][cls + 1]);
+    __atomic_store_n(&cache_base(slab, cls)->spare, 0, __ATOMIC_RELAXED);
 }
 
 unsigned cache_count(void **slab, unsigned cls)
@@ -191,13 +263,22 @@ void cache_spill_push(void **slab, unsigned cls, void *p, size_t budget)
         central_free(cls, &p, 1);
 }
 
+void cache_stack_stop(void **slab, unsigned cls)
+{
+    __atomic_store_n(&cache_hdr(slab, cls)->end, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(cache_begin(slab, cls), SLAB_STOPPED_BEGIN, __ATOMIC_RELAXED);
+}
+
+void cache_stack_restart(void **slab, unsigned cls, unsigned capacity)
+{
+    __atomic_store_n(&cache_hdr(slab, cls)->end, home(slab, cls) + capacity, __ATOMIC_RELEASE);
+    __atomic_store_n(cache_begin(slab, cls), home(slab, cls), __ATOMIC_RELEASE);
+}
+
 void cache_slab_stop(void **slab)
 {
-    for (unsigned c = 0; c < SC_COUNT; c++) {
-        struct cache_hdr *h = cache_hdr(slab, c);
-        __atomic_store_n(&h->end, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(cache_begin(slab, c), SLAB_STOPPED_BEGIN, __ATOMIC_RELAXED);
-    }
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        cache_stack_stop(slab, c);
 }
 
 /* Hands slab[from, to) of cls to the central layer, a batch at a time. */
@@ -223,15 +304,16 @@ size_t cache_slab_take_stopped(void **slab)
 
 void cache_slab_restart(void **slab)
 {
-    for (unsigned c = 0; c < SC_COUNT; c++) {
-        __atomic_store_n(&cache_hdr(slab, c)->end, initial_end(slab, c), __ATOMIC_RELEASE);
-        __atomic_store_n(cache_begin(slab, c), home(slab, c), __ATOMIC_RELEASE);
-    }
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        cache_stack_restart(slab, c, sc_info[c].batch);
 }
 
 bool cache_slab_stopped(void **slab)
 {
-    return *cache_begin(slab, 0) == SLAB_STOPPED_BEGIN;
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        if (*cache_begin(slab, c) == SLAB_STOPPED_BEGIN)
+            return true;
+    return false;
 }
 
 void cache_slab_forget(void **slab)

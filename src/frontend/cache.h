@@ -104,8 +104,21 @@ static inline bool cache_push(void **slab, unsigned cls, void *p)
 }
 
 /* Slots the stack of cls gains when it grows: a batch, short of its limit
- * (0 when stopped). */
+ * at its own home (0 when stopped). */
 unsigned cache_growth(void **slab, unsigned cls);
+/* Slots the stack of cls may hold now (end past its home). */
+unsigned cache_capacity(void **slab, unsigned cls);
+/* Whether the stack of cls must leave its nursery (see cache.c) to grow by
+ * more slots. The move, by the slab's only writer from outside (as a
+ * drain): cache_stack_stop; once rseq_fence() has let every section that
+ * saw it running end, cache_stack_move_stopped; once a second fence has
+ * retired every section that read the old top, cache_stack_restart with
+ * the capacity it had. */
+bool cache_stack_must_move(void **slab, unsigned cls, unsigned more);
+bool cache_stack_in_nursery(void **slab, unsigned cls);
+void cache_stack_stop(void **slab, unsigned cls);
+void cache_stack_move_stopped(void **slab, unsigned cls);
+void cache_stack_restart(void **slab, unsigned cls, unsigned capacity);
 /* Objects of cls the slab holds (racy reads are fine for statistics). */
 unsigned cache_count(void **slab, unsigned cls);
 /* Slots the stack of cls could give up: its capacity past a batch. */
@@ -128,8 +141,9 @@ void cache_spill_push(void **slab, unsigned cls, void *p, size_t budget);
 void cache_slab_stop(void **slab);
 size_t cache_slab_take_stopped(void **slab);
 void cache_slab_restart(void **slab);
-/* For a drain cut short by fork (see cpucache_fork_child): whether the
- * slab is stopped, and emptying it without returning its objects. */
+/* For a drain or a move cut short by fork (see cpucache_fork_child):
+ * whether a stack of the slab is stopped, and emptying the slab without
+ * returning its objects. */
 bool cache_slab_stopped(void **slab);
 void cache_slab_forget(void **slab);
 

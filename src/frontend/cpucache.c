@@ -22,7 +22,7 @@ struct id_counters {
 } __attribute__((aligned(64)));
 static struct id_counters *counters;
 static lock_t drain_lock = LOCK_INIT;
-static bool draining; /* a drain is under way (drain lock held): see cpucache_fork_child */
+static bool draining; /* a drain or a move is under way (drain lock held): see cpucache_fork_child */
 
 static void **slab_of(unsigned id)
 {
@@ -125,31 +125,70 @@ static uint64_t take_capacity(unsigned id, unsigned cls, uint64_t bytes)
     return taken;
 }
 
-static void grow_capacity(unsigned id, unsigned cls)
+/* Moves the stack of cls out of id's nursery to its own home, as a drain
+ * takes a stack (drain lock held): once per class and CPU, two fences. */
+static void move_stack(unsigned id, unsigned cls)
+{
+    void **slab = slab_of(id);
+    unsigned capacity = cache_capacity(slab, cls);
+    draining = true;
+    cache_stack_stop(slab, cls);
+    rseq_fence((int)id);
+    cache_stack_move_stopped(slab, cls);
+    rseq_fence((int)id);
+    cache_stack_restart(slab, cls, capacity);
+    draining = false;
+}
+
+/* Grows the stack of cls by a batch within the budget, moving it out of
+ * its nursery first when it must; whether it grew. */
+static bool widen(unsigned id, unsigned cls)
 {
     void **slab = slab_of(id);
     struct id_counters *c = &counters[id];
     unsigned more = cache_growth(slab, cls);
     uint64_t bytes = (uint64_t)more * sc_info[cls].size;
-    if (c->class_misses[cls] < UINT16_MAX)
-        c->class_misses[cls]++;
     /* Checked before the lock too: a stack at its limit, or a CPU at its
      * budget and no class missing often, is the common case of a miss in a
      * steady state. */
     bool within = c->grown_bytes + bytes <= opt.cpu_cache_bytes;
     if (!opt_free_blocks_wait() || !more || (!within && c->class_misses[cls] < MISSES_TO_TAKE_CAPACITY) ||
         !lock_try(&drain_lock))
-        return;
+        return false;
     more = cache_growth(slab, cls);
     bytes = (uint64_t)more * sc_info[cls].size;
     if (more && c->grown_bytes + bytes > opt.cpu_cache_bytes)
         c->grown_bytes -= take_capacity(id, cls, c->grown_bytes + bytes - opt.cpu_cache_bytes);
-    if (more && c->grown_bytes + bytes <= opt.cpu_cache_bytes) {
+    bool grow = more && c->grown_bytes + bytes <= opt.cpu_cache_bytes;
+    if (grow) {
         c->grown_bytes += bytes;
+        if (cache_stack_must_move(slab, cls, more))
+            move_stack(id, cls);
         struct cache_hdr *h = cache_hdr(slab, cls);
         __atomic_store_n(&h->end, h->end + more, __ATOMIC_RELEASE);
     }
     lock_release(&drain_lock);
+    return grow;
+}
+
+/* An empty miss: allocation demand. A stack still in its nursery grows
+ * only once it also fills (outgrow_nursery): the room it would move to
+ * costs a page of its own, and most stacks that run empty now and then
+ * never hold more than their batch. */
+static void grow_capacity(unsigned id, unsigned cls)
+{
+    struct id_counters *c = &counters[id];
+    if (c->class_misses[cls] < UINT16_MAX)
+        c->class_misses[cls]++;
+    if (!cache_stack_in_nursery(slab_of(id), cls))
+        widen(id, cls);
+}
+
+/* A full miss: a stack in its nursery that this CPU also allocates from
+ * grows (out of it) rather than spill. */
+static bool outgrow_nursery(unsigned id, unsigned cls)
+{
+    return cache_stack_in_nursery(slab_of(id), cls) && counters[id].class_misses[cls] && widen(id, cls);
 }
 
 /* Gives id's zero slab its stacks: stopped first, then, once no section
@@ -201,13 +240,15 @@ empty:;
 void cpucache_free_slow(void *p, unsigned cls)
 {
     if (rseq_thread_ready()) {
-        count_miss_here(false);
+        unsigned id = count_miss_here(false);
         /* A batch off the top of the full stack goes to the central layer,
-         * and p takes its place. */
-        void *batch[SC_BATCH_MAX];
-        unsigned got = arch_slab_pop_batch(SECTION_ARGS, cls, batch, sc_info[cls].batch);
-        if (got)
-            central_free(cls, batch, got);
+         * and p takes its place, unless the stack gets room. */
+        if (!outgrow_nursery(id, cls)) {
+            void *batch[SC_BATCH_MAX];
+            unsigned got = arch_slab_pop_batch(SECTION_ARGS, cls, batch, sc_info[cls].batch);
+            if (got)
+                central_free(cls, batch, got);
+        }
         FRONTEND_PUSH(p, cls, elsewhere);
         return;
     }
@@ -267,7 +308,7 @@ size_t cpucache_drain_id(unsigned id)
 
 void cpucache_fork_child(void)
 {
-    /* A drain cut short: after a fork from a signal handler, the handlers
+    /* A drain (or a stack's move) cut short: after a fork from a signal handler, the handlers
      * left the drain lock to a thread that waited for the interrupted call
      * (platform/lock.h), and that thread is gone. Which of the stopped
      * stacks' objects reached the central layer is not known: the rest are

@@ -1,6 +1,7 @@
 /* The slab shared by every cache (src/frontend/cache.c): each class's
  * stack laid out after the headers and bases, never overlapping its
- * neighbours, in either shape (a CPU's, far larger, and a thread's);
+ * neighbours, in either shape (a CPU's, far larger, and a thread's); a
+ * CPU's stack leaves its nursery for its own home as it grows;
  * pushes and pops are last in, first out, within the stack's capacity; a
  * refill takes from the central layer, marks what it takes, grows the
  * stack with allocation demand within the budget and takes less under a
@@ -23,25 +24,35 @@
 
 static unsigned cls, batch, size;
 
-/* Both shapes: the headers and bases first, then each class's stack, in
- * order, at its capacity. */
+#define STACKS_SLOT (3 * SLAB_HEADER_SLOTS) /* after the headers, the bases and the rooms */
+
+static unsigned cpu_capacity(unsigned c)
+{
+    size_t objects = CACHE_CPU_CLASS_BYTES / sc_info[c].size;
+    return objects < 8 ? 8 : objects > CACHE_CPU_CLASS_OBJECTS ? CACHE_CPU_CLASS_OBJECTS : (unsigned)objects;
+}
+
+/* Both shapes: the headers, bases and rooms first, then each class's
+ * stack at its own home, in order, at its capacity; a CPU's stacks start
+ * in a nursery before those, a largest batch's room each, side by side. */
 static void test_layout(void)
 {
     for (unsigned shape = 0; shape < 2; shape++) {
         void **slab = meta_alloc(cache_slab_bytes(shape));
         REQUIRE(slab != NULL);
         cache_slab_format(slab, shape);
-        unsigned next = 2 * SLAB_HEADER_SLOTS;
+        unsigned nursery = STACKS_SLOT, next = STACKS_SLOT;
+        if (shape == CACHE_SHAPE_CPU)
+            for (unsigned c = 0; c < SC_COUNT; c++)
+                next += sizeclass_batch_at_most(c, SC_BATCH_MAX);
         for (unsigned c = 0; c < SC_COUNT; c++) {
             struct cache_hdr *h = cache_hdr(slab, c);
-            unsigned capacity = shape == CACHE_SHAPE_THREAD ? sc_info[c].limit
-                                : CACHE_CPU_CLASS_BYTES / sc_info[c].size > CACHE_CPU_CLASS_OBJECTS
-                                    ? CACHE_CPU_CLASS_OBJECTS
-                                    : (unsigned)(CACHE_CPU_CLASS_BYTES / sc_info[c].size);
-            CHECK_MSG(*cache_begin(slab, c) == next && h->top == next && h->end == next + sc_info[c].batch,
+            unsigned first = shape == CACHE_SHAPE_CPU ? nursery : next;
+            CHECK_MSG(*cache_begin(slab, c) == first && h->top == first && h->end == first + sc_info[c].batch,
                       "shape %u class %u: %u..%u<%u, expected at %u", shape, c, *cache_begin(slab, c), h->top,
-                      h->end, next);
-            next += capacity < 8 ? 8 : capacity;
+                      h->end, first);
+            nursery += sizeclass_batch_at_most(c, SC_BATCH_MAX);
+            next += shape == CACHE_SHAPE_THREAD ? sc_info[c].limit : cpu_capacity(c);
         }
         CHECK_MSG(next * sizeof(void *) == cache_slab_bytes(shape) && cache_slab_bytes(shape) <= SLAB_BYTES,
                   "shape %u: %u slots, %zu bytes, at most %zu", shape, next, cache_slab_bytes(shape),
@@ -50,6 +61,51 @@ static void test_layout(void)
     }
     CHECK_MSG(cache_slab_bytes(CACHE_SHAPE_CPU) > 8 * cache_slab_bytes(CACHE_SHAPE_THREAD),
               "a CPU's cache holds far more than a thread's");
+}
+
+/* A CPU's stack grows in its nursery no further than it is; past it, it
+ * moves to its own home (the fences between the steps have nothing to
+ * wait for here), keeping its objects in order, its capacity and its
+ * neighbours' stacks, and grows there up to its full capacity. */
+static void test_nursery_move(void)
+{
+    void **slab = meta_alloc(cache_slab_bytes(CACHE_SHAPE_CPU));
+    REQUIRE(slab != NULL);
+    cache_slab_format(slab, CACHE_SHAPE_CPU);
+    struct cache_hdr *h = cache_hdr(slab, cls);
+    unsigned nursery = *cache_begin(slab, cls);
+    CHECK(cache_push(slab, cls - 1, (void *)(uintptr_t)8) && cache_push(slab, cls + 1, (void *)(uintptr_t)8));
+    for (unsigned i = 1; i < batch; i++)
+        CHECK(cache_push(slab, cls, (void *)(uintptr_t)(16 * i)));
+    CHECK_EQ(cache_growth(slab, cls), batch);
+    CHECK_MSG(cache_stack_must_move(slab, cls, batch), "a nursery stack grew in place past its room");
+    CHECK_MSG(!cache_stack_must_move(slab, cls, 0), "a stack that does not grow moves");
+
+    unsigned capacity = cache_capacity(slab, cls);
+    cache_stack_stop(slab, cls);
+    CHECK(cache_pop(slab, cls) == NULL && !cache_push(slab, cls, (void *)16));
+    cache_stack_move_stopped(slab, cls);
+    cache_stack_restart(slab, cls, capacity);
+    unsigned home = *cache_begin(slab, cls);
+    CHECK_MSG(home > nursery + (SC_COUNT - cls) * SC_BATCH_MAX / 2 && h->end == home + capacity &&
+                  h->top == home + batch - 1,
+              "moved from %u to %u..%u<%u", nursery, home, h->top, h->end);
+    CHECK_MSG(!cache_stack_must_move(slab, cls, batch), "a stack at its own home moves again");
+    h->end += batch;
+    CHECK_EQ(cache_count(slab, cls), batch - 1);
+    CHECK(cache_slab_holds(slab, cls, (void *)(uintptr_t)16) && !cache_slab_holds(slab, cls, (void *)(uintptr_t)8));
+    for (unsigned i = batch - 1; i >= 1; i--)
+        CHECK_MSG(cache_pop(slab, cls) == (void *)(uintptr_t)(16 * i), "object %u lost its place in the move", i);
+    CHECK(cache_pop(slab, cls - 1) == (void *)(uintptr_t)8 && cache_pop(slab, cls + 1) == (void *)(uintptr_t)8);
+    while (cache_growth(slab, cls))
+        h->end += cache_growth(slab, cls);
+    CHECK_EQ(cache_capacity(slab, cls), cpu_capacity(cls));
+    /* A drain restarts it at a batch, at its own home. */
+    cache_slab_stop(slab);
+    cache_slab_take_stopped(slab);
+    cache_slab_restart(slab);
+    CHECK(*cache_begin(slab, cls) == home && h->end == home + batch);
+    meta_free(slab, cache_slab_bytes(CACHE_SHAPE_CPU));
 }
 
 /* Fake pointers: the slab is formatted again afterwards, never flushed. */
@@ -221,6 +277,7 @@ int main(void)
     REQUIRE(cls > 0 && cls + 1 < SC_COUNT && 3 * batch <= sc_info[cls].limit);
     central_hold_until_whole_batches(cls); /* a refill cuts a whole batch */
     test_layout();
+    test_nursery_move();
     void **slab = meta_alloc(cache_slab_bytes(CACHE_SHAPE_THREAD));
     REQUIRE(slab != NULL);
     cache_slab_format(slab, CACHE_SHAPE_THREAD);

@@ -4,7 +4,10 @@
  * test re-runs itself pinned to one CPU, so nothing allocates before the
  * pin; the other slabs must have no page resident. Then it moves to a
  * second CPU (when it may): that slab comes to life and serves blocks, and
- * malloc_trim, which drains every slab, leaves the untouched ones alone. */
+ * malloc_trim, which drains every slab, leaves the untouched ones alone.
+ * And within a slab, a class used a little keeps its stack in the nursery
+ * that such stacks share: a few blocks of every class touch a few pages of
+ * it, not a page per class (about 60 before the nursery). */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <sched.h>
@@ -85,6 +88,20 @@ static void use_blocks(void)
     }
 }
 
+/* A few blocks of (nearly) every class, freed: a stack each that neither
+ * runs empty twice nor fills. */
+static void use_every_class_a_little(void)
+{
+    enum { EACH = 2, MOST = 200 };
+    static void *blocks[MOST];
+    unsigned n = 0;
+    for (size_t size = 8; size <= 32768 && n + EACH <= MOST; size += size / 8)
+        for (unsigned i = 0; i < EACH; i++)
+            REQUIRE((blocks[n++] = malloc(size)) != NULL);
+    for (unsigned i = 0; i < n; i++)
+        free(blocks[i]);
+}
+
 static void check_only_touched(uintptr_t slabs, unsigned ids, int a, int b)
 {
     for (unsigned id = 0; id < ids; id++) {
@@ -126,6 +143,11 @@ int main(int argc, char **argv)
     uintptr_t slabs = find_slabs(ids);
     use_blocks();
     check_only_touched(slabs, ids, first, first);
+    unsigned before = written_pages(slabs, (unsigned)first);
+    use_every_class_a_little();
+    unsigned added = written_pages(slabs, (unsigned)first) - before;
+    printf("every class a little: %u pages added to the slab\n", added);
+    CHECK_MSG(added <= 10, "a few blocks of every class wrote %u more pages of the slab (of %u)", added, before);
     if (second >= 0 && (unsigned)second < ids) {
         pin(second);
         use_blocks();
