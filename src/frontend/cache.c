@@ -215,8 +215,14 @@ void *cache_refill_pop(void **slab, unsigned cls, size_t budget)
      * together could still hold no more than the budget: room for what this
      * thread allocates, not for what it only frees. */
     unsigned more = cache_growth(slab, cls);
-    if (more && opt_free_blocks_wait() && slab_bytes_room(slab) + (size_t)more * size <= budget)
+    if (more && opt_free_blocks_wait() && slab_bytes_room(slab) + (size_t)more * size <= budget) {
+        if (cache_stack_must_move(slab, cls, more)) { /* a single owner: nothing else reads it */
+            unsigned capacity = cache_capacity(slab, cls);
+            cache_stack_move_stopped(slab, cls);
+            cache_stack_restart(slab, cls, capacity);
+        }
         h->end += more;
+    }
     /* A small budget (many threads sharing one) takes small refills: at
      * most an eighth of it per class. */
     unsigned n = sc_info[cls].batch, room = (unsigned)(h->end - h->top) + 1;

@@ -108,6 +108,24 @@ static void test_nursery_move(void)
     cache_slab_take_stopped(slab);
     cache_slab_restart(slab);
     CHECK(*cache_begin(slab, cls) == home && h->end == home + batch);
+
+    /* A single owner's refills (the ablation libraries lock a CPU-shaped
+     * slab) move the stack as they grow it, never over its neighbour. */
+    cache_slab_format(slab, CACHE_SHAPE_CPU);
+    CHECK(cache_push(slab, cls + 1, (void *)(uintptr_t)8));
+    void *taken[3 * SC_BATCH_MAX], *q;
+    unsigned n = 0;
+    for (unsigned round = 0; round < 3; round++) { /* each empties the stack: a refill grows it */
+        REQUIRE((taken[n++] = cache_refill_pop(slab, cls, BIG_BUDGET)) != NULL);
+        while ((q = cache_pop(slab, cls)) != NULL)
+            taken[n++] = q;
+    }
+    CHECK_MSG(*cache_begin(slab, cls) != nursery && cache_capacity(slab, cls) > batch,
+              "refills grew the stack to %u in place", cache_capacity(slab, cls));
+    CHECK_MSG(cache_pop(slab, cls + 1) == (void *)(uintptr_t)8, "a refill overwrote the next stack");
+    for (unsigned i = 0; i < n; i++)
+        central_free(cls, &taken[i], 1);
+    cache_slab_flush(slab);
     meta_free(slab, cache_slab_bytes(CACHE_SHAPE_CPU));
 }
 
