@@ -87,6 +87,12 @@ static uint32_t limit(void **slab, unsigned cls)
     return __atomic_load_n(&room(slab, cls)->limit, __ATOMIC_RELAXED);
 }
 
+/* One past the last slot a CPU's stack of cls may use at its own home. */
+static uint32_t own_limit(unsigned cls)
+{
+    return own_home[CACHE_SHAPE_CPU][cls + 1];
+}
+
 /* The stack's own home while it is in its nursery, else 0. */
 static uint32_t own_home_ahead(void **slab, unsigned cls)
 {
@@ -154,7 +160,7 @@ unsigned cache_growth(void **slab, unsigned cls)
         return 0;
     uint32_t ahead = own_home_ahead(slab, cls);
     /* Only CPU slabs have nurseries. */
-    uint32_t most = ahead ? own_home[CACHE_SHAPE_CPU][cls + 1] - ahead : limit(slab, cls) - home(slab, cls);
+    uint32_t most = ahead ? own_limit(cls) - ahead : limit(slab, cls) - home(slab, cls);
     unsigned more = sc_info[cls].batch, room = most - cache_capacity(slab, cls);
     return more < room ? more : room;
 }
@@ -180,7 +186,7 @@ void cache_stack_move_stopped(void **slab, unsigned cls)
     uint32_t from = home(slab, cls), to = own_home_ahead(slab, cls), top = h->top;
     memmove(&slab[to], &slab[from], (size_t)(top - from) * sizeof(void *));
     __atomic_store_n(&h->top, to + (top - from), __ATOMIC_RELEASE);
-    set_room(slab, cls, to, own_home[CACHE_SHAPE_CPU][cls + 1]);
+    set_room(slab, cls, to, own_limit(cls));
     __atomic_store_n(&cache_base(slab, cls)->spare, 0, __ATOMIC_RELAXED);
 }
 
@@ -205,6 +211,15 @@ static size_t slab_bytes_room(void **slab)
     return bytes;
 }
 
+/* The move of cache.h for a single owner's slab (the ablation libraries
+ * lock CPU-shaped ones): no section reads it, so neither stop nor fences. */
+static void move_owned(void **slab, unsigned cls)
+{
+    unsigned capacity = cache_capacity(slab, cls);
+    cache_stack_move_stopped(slab, cls);
+    cache_stack_restart(slab, cls, capacity);
+}
+
 void *cache_refill_pop(void **slab, unsigned cls, size_t budget)
 {
     struct cache_hdr *h = cache_hdr(slab, cls);
@@ -216,11 +231,8 @@ void *cache_refill_pop(void **slab, unsigned cls, size_t budget)
      * thread allocates, not for what it only frees. */
     unsigned more = cache_growth(slab, cls);
     if (more && opt_free_blocks_wait() && slab_bytes_room(slab) + (size_t)more * size <= budget) {
-        if (cache_stack_must_move(slab, cls, more)) { /* a single owner: nothing else reads it */
-            unsigned capacity = cache_capacity(slab, cls);
-            cache_stack_move_stopped(slab, cls);
-            cache_stack_restart(slab, cls, capacity);
-        }
+        if (cache_stack_must_move(slab, cls, more))
+            move_owned(slab, cls);
         h->end += more;
     }
     /* A small budget (many threads sharing one) takes small refills: at

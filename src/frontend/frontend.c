@@ -148,8 +148,12 @@ void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full)
 
 void *frontend_alloc_slow(unsigned cls, bool *refilled)
 {
-    *refilled = true; /* a per-CPU cache's slow path is a miss */
-    void *p = cpucache_on() ? cpucache_alloc_slow(cls) : tcache_alloc_slow(cls, refilled);
+    void *p;
+    if (cpucache_on()) {
+        *refilled = true; /* a per-CPU cache's slow path is a miss */
+        p = cpucache_alloc_slow(cls);
+    } else
+        p = tcache_alloc_slow(cls, refilled);
     if (p)
         block_handing_out(p);
     return p;
