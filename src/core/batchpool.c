@@ -2,7 +2,6 @@
 
 #include "platform/lock.h"
 #include "platform/os.h"
-#include "platform/rseq.h"
 
 /* A chunk's first node-sized slot is its header; its first page stays
  * resident (it holds the header), the rest is purged when all its nodes
@@ -17,14 +16,11 @@ struct chunk {
 };
 _Static_assert(sizeof(struct chunk) <= sizeof(struct batch), "the header fits a node's slot");
 
-/* Empty nodes are kept in lanes, one per CPU (modulo LANES), so the two
- * sides of a hand-off (one frees batches and takes nodes, the other
- * refills and puts them back) do not write one contended stack head per
- * batch each: a lane's head stays in its CPU's cache. A lane past
- * LANE_KEEP nodes sends a chain of half of them to the shared stack, and a
- * lane that runs dry takes a chain from it: one shared operation per
- * LANE_KEEP / 2 nodes. A chain runs through its nodes' first object slot. */
-#define LANES 64u
+/* Empty nodes are kept in lanes (core/batch.h), so the two sides of a
+ * hand-off (one frees batches and takes nodes, the other refills and puts
+ * them back) do not write one contended stack head per batch each. A lane
+ * past LANE_KEEP nodes sends a chain of half of them to the shared stack:
+ * one shared operation per LANE_KEEP / 2 nodes. */
 #define LANE_KEEP 32u
 #define CHAIN_NODES (LANE_KEEP / 2)
 struct lane {
@@ -68,65 +64,52 @@ static struct chunk *chunk_to_fill(void)
     return c;
 }
 
-static struct batch *chain_next(struct batch *b) { return (struct batch *)b->objects[0]; }
-
 /* Links nodes[0..n) into chains and puts those on the shared stack. */
 static void push_chains(struct batch *const *nodes, size_t n)
 {
     for (size_t i = 0; i < n; i += CHAIN_NODES) {
         size_t end = n - i < CHAIN_NODES ? n : i + CHAIN_NODES;
-        for (size_t j = i; j < end; j++)
-            nodes[j]->objects[0] = j + 1 < end ? nodes[j + 1] : NULL;
-        stack_push(&chains, nodes[i]);
+        for (size_t j = i; j < end; j++) {
+            batch_single(nodes[j]);
+            nodes[j]->next = j + 1 < end ? nodes[j + 1] : NULL;
+        }
+        struct batch *head = nodes[i];
+        head->rest = head->next;
+        head->last = nodes[end - 1];
+        head->nodes = (uint32_t)(end - i);
+        stack_push(&chains, head);
     }
 }
 
-static struct lane *my_lane(void) { return &lanes[rseq_current_id() % LANES]; }
+static struct lane *my_lane(void) { return &lanes[lane_index()]; }
 
 struct batch *batchpool_get(void)
 {
     struct lane *lane = my_lane();
-    struct batch *b = stack_pop(&lane->nodes);
+    struct batch *b = lane_take(&lane->nodes, &chains);
     if (b)
         return b;
-    b = stack_pop(&chains);
-    if (!b) {
-        lock_acquire(&pool_lock);
-        b = stack_pop(&chains); /* another thread may have filled it */
-        struct chunk *c = b ? NULL : chunk_to_fill();
-        if (c) {
-            struct batch *nodes = chunk_nodes(c), *spare[CHAIN_NODES];
-            for (size_t i = 1; i < CHUNK_NODES; i += CHAIN_NODES) {
-                size_t n = CHUNK_NODES - i < CHAIN_NODES ? CHUNK_NODES - i : CHAIN_NODES;
-                for (size_t j = 0; j < n; j++)
-                    spare[j] = &nodes[i + j];
-                push_chains(spare, n);
-            }
-            b = &nodes[0];
-            b->objects[0] = NULL; /* a chain of one */
+    lock_acquire(&pool_lock);
+    b = lane_take(&lane->nodes, &chains); /* another thread may have filled it */
+    struct chunk *c = b ? NULL : chunk_to_fill();
+    if (c) {
+        struct batch *nodes = chunk_nodes(c), *spare[CHAIN_NODES];
+        for (size_t i = 1; i < CHUNK_NODES; i += CHAIN_NODES) {
+            size_t n = CHUNK_NODES - i < CHAIN_NODES ? CHUNK_NODES - i : CHAIN_NODES;
+            for (size_t j = 0; j < n; j++)
+                spare[j] = &nodes[i + j];
+            push_chains(spare, n);
         }
-        lock_release(&pool_lock);
-        if (!b)
-            return NULL;
+        b = &nodes[0];
+        batch_single(b);
     }
-    for (struct batch *rest = chain_next(b), *next; rest; rest = next) {
-        next = chain_next(rest);
-        stack_push(&lane->nodes, rest);
-    }
+    lock_release(&pool_lock);
     return b;
 }
 
 void batchpool_put(struct batch *b)
 {
-    struct lane *lane = my_lane();
-    stack_push(&lane->nodes, b);
-    if (stack_depth(&lane->nodes) > LANE_KEEP) {
-        struct batch *chain[CHAIN_NODES];
-        size_t n = 0;
-        while (n < CHAIN_NODES && (chain[n] = stack_pop(&lane->nodes)))
-            n++;
-        push_chains(chain, n);
-    }
+    lane_put(&my_lane()->nodes, &chains, b, LANE_KEEP, CHAIN_NODES);
     /* Read before written: the line is not dirtied on every put. */
     if (!__atomic_load_n(&put_since_release, __ATOMIC_RELAXED))
         __atomic_store_n(&put_since_release, true, __ATOMIC_RELAXED);
@@ -144,8 +127,7 @@ size_t batchpool_release(void)
     for (unsigned i = 0; i <= LANES; i++) {
         struct stack *st = i < LANES ? &lanes[i].nodes : &chains;
         for (struct batch *b; (b = stack_pop(st));) {
-            for (struct batch *rest = i < LANES ? NULL : chain_next(b), *node = b; node;
-                 node = rest, rest = rest ? chain_next(rest) : NULL) {
+            for (struct batch *rest = b->rest, *node = b; node; node = rest, rest = rest ? rest->next : NULL) {
                 node->next = taken;
                 taken = node;
                 chunk_of(node)->tally++;

@@ -35,6 +35,32 @@ struct central {
 
 static struct central classes[SC_COUNT];
 
+/* A class's full batches go through lanes (core/batch.h) on their way to
+ * and from its shared stack: a CPU that spills a class sends its batches
+ * on as chains, so a producer and a consumer on two CPUs write the class's
+ * shared head once a chain, not once a batch, and a CPU that spills and
+ * refills a class keeps its batches to itself. A chain holds at most
+ * CHAIN_BYTES of objects and CHAIN_MOST batches: the most a lane holds
+ * back from other CPUs (classes of batches that large go straight to the
+ * shared stack). One row of lanes per lane index, a class's lane in it. */
+#define CHAIN_BYTES ((size_t)32 << 10)
+#define CHAIN_MOST 8u
+struct lane_row {
+    struct stack classes[SC_COUNT];
+} __attribute__((aligned(64)));
+static struct lane_row lanes[LANES];
+
+static uint32_t chain_batches(unsigned cls)
+{
+    size_t batches = CHAIN_BYTES / ((size_t)sc_info[cls].size * sc_info[cls].batch);
+    return batches < 1 ? 1 : batches > CHAIN_MOST ? CHAIN_MOST : (uint32_t)batches;
+}
+
+static struct stack *my_lane(unsigned cls)
+{
+    return &lanes[lane_index()].classes[cls];
+}
+
 static void count_one(uint64_t *counter)
 {
     __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
@@ -130,11 +156,16 @@ static void return_objects(struct central *ce, unsigned cls, void *const *objs, 
     counters_add_held(-(ptrdiff_t)(returned * sc_info[cls].size));
 }
 
-/* Empties a batch into its superblocks and recycles the node. Lock held. */
-static void return_batch(struct central *ce, unsigned cls, struct batch *b)
+/* Empties a stack entry's batches (a node, or a chain's) into their
+ * superblocks and recycles the nodes; returns how many. Lock held. */
+static uint32_t return_batches(struct central *ce, unsigned cls, struct batch *b)
 {
-    return_objects(ce, cls, b->objects, b->count);
-    batchpool_put(b);
+    uint32_t n = 0;
+    for (struct batch *rest = b->rest; b; b = rest, rest = rest ? rest->next : NULL, n++) {
+        return_objects(ce, cls, b->objects, b->count);
+        batchpool_put(b);
+    }
+    return n;
 }
 
 /* A cut takes at most a page's worth of blocks or a quarter of the blocks
@@ -157,7 +188,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     struct central *ce = &classes[cls];
     unsigned got = 0;
     if (n == sc_info[cls].batch) {
-        struct batch *b = stack_pop(&ce->full);
+        struct batch *b = lane_take(my_lane(cls), &ce->full);
         if (b) {
             memcpy(out, b->objects, b->count * sizeof(void *));
             got = b->count;
@@ -217,7 +248,7 @@ static void shed_batches(struct central *ce, unsigned cls)
         struct batch *old = stack_pop(&ce->full);
         if (!old)
             break;
-        return_batch(ce, cls, old);
+        return_batches(ce, cls, old);
     }
     ce->shed = true;
     lock_release(&ce->lock);
@@ -235,7 +266,8 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
     if (b) {
         memcpy(b->objects, objs, n * sizeof(void *));
         b->count = n;
-        stack_push(&ce->full, b);
+        uint32_t chain = chain_batches(cls);
+        lane_put(my_lane(cls), &ce->full, b, chain - 1, chain);
         footprint_wake_purger();
         shed_batches(ce, cls);
     } else {
@@ -252,8 +284,14 @@ size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_th
 {
     struct central *ce = &classes[cls];
     lock_acquire(&ce->lock);
-    for (struct batch *b; batches_back && (b = stack_pop(&ce->full)); batches_back--)
-        return_batch(ce, cls, b);
+    for (unsigned i = 0; i <= LANES; i++) {
+        struct stack *st = i == 0 ? &ce->full : &lanes[i - 1].classes[cls];
+        for (struct batch *b; batches_back && (b = stack_pop(st));) {
+            uint32_t n = return_batches(ce, cls, b);
+            if (batches_back != CENTRAL_ALL_BATCHES)
+                batches_back = n < batches_back ? batches_back - n : 0;
+        }
+    }
     if (batches_back == CENTRAL_ALL_BATCHES) {
         __atomic_store_n(&ce->parked_limit, base_limit(cls), __ATOMIC_RELAXED);
         ce->shed = false;
@@ -283,40 +321,68 @@ size_t central_trim(void)
     return released + sb_purge_pool(UINT64_MAX, OS_PURGE_DONTNEED) + batchpool_release();
 }
 
-bool central_holds(unsigned cls, const void *p)
+/* Whether the entries of st (nodes and chains) hold p. */
+static bool stack_holds(const struct stack *st, const void *p)
 {
-    struct central *ce = &classes[cls];
-    /* Node memory is never unmapped, and a walk longer than the parked
-     * batches has strayed onto another stack: stop there. */
-    unsigned steps = stack_depth(&ce->full) + 1;
-    for (struct batch *b = stack_peek(&ce->full); b && steps--; b = __atomic_load_n(&b->next, __ATOMIC_RELAXED)) {
-        unsigned count = __atomic_load_n(&b->count, __ATOMIC_RELAXED);
-        for (unsigned i = 0; i < count && i < SC_BATCH_MAX; i++)
-            if (__atomic_load_n(&b->objects[i], __ATOMIC_RELAXED) == p)
-                return true;
+    /* Node memory is never unmapped, and a walk longer than the nodes on
+     * the stack has strayed onto another stack: stop there. */
+    uint32_t steps = stack_depth(st) + 1;
+    for (struct batch *entry = stack_peek((struct stack *)st); entry && steps;
+         entry = __atomic_load_n(&entry->next, __ATOMIC_RELAXED)) {
+        for (struct batch *b = entry; b && steps--;
+             b = b == entry ? __atomic_load_n(&entry->rest, __ATOMIC_RELAXED) : __atomic_load_n(&b->next, __ATOMIC_RELAXED)) {
+            unsigned count = __atomic_load_n(&b->count, __ATOMIC_RELAXED);
+            for (unsigned i = 0; i < count && i < SC_BATCH_MAX; i++)
+                if (__atomic_load_n(&b->objects[i], __ATOMIC_RELAXED) == p)
+                    return true;
+        }
     }
     return false;
+}
+
+bool central_holds(unsigned cls, const void *p)
+{
+    if (stack_holds(&classes[cls].full, p))
+        return true;
+    for (unsigned i = 0; i < LANES; i++)
+        if (stack_holds(&lanes[i].classes[cls], p))
+            return true;
+    return false;
+}
+
+/* Batches parked in the class's lanes, and their traffic. */
+static void lanes_count(unsigned cls, uint32_t *depth, uint32_t *traffic)
+{
+    *depth = *traffic = 0;
+    for (unsigned i = 0; i < LANES; i++) {
+        *depth += stack_depth(&lanes[i].classes[cls]);
+        *traffic += stack_traffic(&lanes[i].classes[cls]);
+    }
 }
 
 void central_traffic(unsigned cls, struct central_traffic *out)
 {
     struct central *ce = &classes[cls];
-    out->activity = stack_traffic(&ce->full) + __atomic_load_n(&ce->cuts, __ATOMIC_RELAXED) +
+    uint32_t lane_depth, lane_traffic;
+    lanes_count(cls, &lane_depth, &lane_traffic);
+    out->activity = (uint64_t)stack_traffic(&ce->full) + lane_traffic + __atomic_load_n(&ce->cuts, __ATOMIC_RELAXED) +
                     __atomic_load_n(&ce->locked_spills, __ATOMIC_RELAXED);
     out->blocks_cut = __atomic_load_n(&ce->blocks_cut, __ATOMIC_RELAXED);
     uint64_t capacity = __atomic_load_n(&ce->superblocks, __ATOMIC_RELAXED) * sc_info[cls].blocks,
              out_now = __atomic_load_n(&ce->blocks_out, __ATOMIC_RELAXED);
     out->blocks_free = capacity > out_now ? capacity - out_now : 0;
     out->returns = __atomic_load_n(&ce->returns, __ATOMIC_RELAXED);
-    out->parked = stack_depth(&ce->full);
+    out->parked = stack_depth(&ce->full) + lane_depth;
 }
 
 void central_class_stats(unsigned cls, struct central_class_stats *out)
 {
     struct central *ce = &classes[cls];
+    uint32_t lane_depth, lane_traffic;
+    lanes_count(cls, &lane_depth, &lane_traffic);
     out->superblocks = __atomic_load_n(&ce->superblocks, __ATOMIC_RELAXED);
     out->blocks_out = __atomic_load_n(&ce->blocks_out, __ATOMIC_RELAXED);
-    out->batches_central = stack_depth(&ce->full);
+    out->batches_central = stack_depth(&ce->full) + lane_depth;
     out->refills = __atomic_load_n(&ce->refills, __ATOMIC_RELAXED);
     out->spills = __atomic_load_n(&ce->spills, __ATOMIC_RELAXED);
 }

@@ -74,9 +74,11 @@ bool cpucache_on(void)
     return __atomic_load_n(&slabs_base, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* A plain increment: only a thread preempted between its load and its
+ * store, on the same id, can lose another's count. */
 static void count_miss(uint64_t *counter)
 {
-    __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
 #define SECTION_ARGS &frontend_layout.sections

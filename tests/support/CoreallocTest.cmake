@@ -92,6 +92,8 @@ function(corealloc_unit_test source)
   set(name ${layer}_${stem})
   add_executable(${name} ${source})
   target_link_libraries(${name} PRIVATE corealloc_internal corealloc_test_support)
+  # Tests that use the library's inline stacks need its 16-byte CAS.
+  target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:C>:${COREALLOC_ARCH_C_FLAGS}>)
   add_dependencies(unit_tests ${name})
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "unit;${layer}" TIMEOUT 120)
