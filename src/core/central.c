@@ -329,8 +329,9 @@ static bool stack_holds(const struct stack *st, const void *p)
     uint32_t steps = stack_depth(st) + 1;
     for (struct batch *entry = stack_peek((struct stack *)st); entry && steps;
          entry = __atomic_load_n(&entry->next, __ATOMIC_RELAXED)) {
-        for (struct batch *b = entry; b && steps--;
+        for (struct batch *b = entry; b && steps;
              b = b == entry ? __atomic_load_n(&entry->rest, __ATOMIC_RELAXED) : __atomic_load_n(&b->next, __ATOMIC_RELAXED)) {
+            steps--;
             unsigned count = __atomic_load_n(&b->count, __ATOMIC_RELAXED);
             for (unsigned i = 0; i < count && i < SC_BATCH_MAX; i++)
                 if (__atomic_load_n(&b->objects[i], __ATOMIC_RELAXED) == p)
