@@ -124,6 +124,16 @@ static inline void batch_single(struct batch *b)
     b->nodes = 1;
 }
 
+/* Makes head..last (linked by next, n nodes, single ones) a chain headed
+ * by head. */
+static inline void batch_chain(struct batch *head, struct batch *last, uint32_t n)
+{
+    last->next = NULL;
+    head->rest = n > 1 ? head->next : NULL;
+    head->last = last;
+    head->nodes = n;
+}
+
 /* Lanes are indexed by the caller's CPU (or concurrency id) modulo LANES. */
 #define LANES 64u
 static inline unsigned lane_index(void)
@@ -162,10 +172,7 @@ static inline void lane_put(struct stack *lane, struct stack *shared, struct bat
             end = end->next;
         stack_push_list(lane, kept, end, k);
     }
-    last->next = NULL;
-    head->rest = n > 1 ? head->next : NULL;
-    head->last = last;
-    head->nodes = n;
+    batch_chain(head, last, n);
     stack_push(shared, head);
 }
 

@@ -73,11 +73,8 @@ static void push_chains(struct batch *const *nodes, size_t n)
             batch_single(nodes[j]);
             nodes[j]->next = j + 1 < end ? nodes[j + 1] : NULL;
         }
-        struct batch *head = nodes[i];
-        head->rest = head->next;
-        head->last = nodes[end - 1];
-        head->nodes = (uint32_t)(end - i);
-        stack_push(&chains, head);
+        batch_chain(nodes[i], nodes[end - 1], (uint32_t)(end - i));
+        stack_push(&chains, nodes[i]);
     }
 }
 
