@@ -3,18 +3,28 @@
 #include "platform/lock.h"
 #include "platform/os.h"
 
-/* A chunk's first node-sized slot is its header; its first page stays
- * resident (it holds the header), the rest is purged when all its nodes
- * are empty. */
-#define CHUNK_BYTES ((size_t)64 << 10)
+/* A chunk's first node-sized slot is its header. Its nodes are handed out
+ * in order, a chain at a time, as the stacks run out: the pages past those
+ * nodes are never touched (a program that parks a few batches does not make
+ * a whole chunk resident). Its first page stays resident (it holds the
+ * header); the pages of its nodes are purged when all of them are empty,
+ * and the chunk starts over. */
+#define CHUNK_BYTES BATCHPOOL_CHUNK_BYTES
 #define CHUNK_NODES (CHUNK_BYTES / sizeof(struct batch) - 1)
 
 struct chunk {
-    struct chunk *next;  /* every chunk, in mapping order */
-    uint32_t tally;      /* empty nodes counted by the release in progress */
-    uint8_t purged;      /* pages gone; none of its nodes is on a stack */
+    struct chunk *next; /* every chunk, in mapping order */
+    uint32_t tally;     /* empty nodes counted by the release in progress */
+    uint32_t carved;    /* nodes handed out since it was mapped or purged */
 };
 _Static_assert(sizeof(struct chunk) <= sizeof(struct batch), "the header fits a node's slot");
+
+/* The chunk's bytes that are resident: its pages up to the end of its
+ * carved nodes. */
+static size_t carved_bytes(uint32_t carved)
+{
+    return ((size_t)(carved + 1) * sizeof(struct batch) + OS_PAGE_SIZE - 1) & ~(size_t)(OS_PAGE_SIZE - 1);
+}
 
 /* Empty nodes are kept in lanes (core/batch.h), so the two sides of a
  * hand-off (one frees batches and takes nodes, the other refills and puts
@@ -45,22 +55,19 @@ static struct chunk *chunk_of(struct batch *b)
     return (struct chunk *)((uintptr_t)b & ~(uintptr_t)(CHUNK_BYTES - 1));
 }
 
-/* A chunk to hand out nodes from: a purged one again, or a new mapping.
- * Pool lock held. */
-static struct chunk *chunk_to_fill(void)
+/* A chunk with nodes never handed out (since it was mapped or purged), or
+ * a new mapping. Pool lock held. */
+static struct chunk *chunk_with_room(void)
 {
     for (struct chunk *c = chunks; c; c = c->next)
-        if (c->purged) {
-            c->purged = 0;
-            __atomic_store_n(&resident_bytes, resident_bytes + CHUNK_BYTES - OS_PAGE_SIZE, __ATOMIC_RELAXED);
+        if (c->carved < CHUNK_NODES)
             return c;
-        }
     struct chunk *c = os_map_aligned(CHUNK_BYTES, CHUNK_BYTES);
     if (!c)
         return NULL;
     c->next = chunks;
     chunks = c;
-    __atomic_store_n(&resident_bytes, resident_bytes + CHUNK_BYTES, __ATOMIC_RELAXED);
+    __atomic_store_n(&resident_bytes, resident_bytes + carved_bytes(0), __ATOMIC_RELAXED);
     return c;
 }
 
@@ -88,15 +95,17 @@ struct batch *batchpool_get(void)
         return b;
     lock_acquire(&pool_lock);
     b = lane_take(&lane->nodes, &chains); /* another thread may have filled it */
-    struct chunk *c = b ? NULL : chunk_to_fill();
-    if (c) {
-        struct batch *nodes = chunk_nodes(c), *spare[CHAIN_NODES];
-        for (size_t i = 1; i < CHUNK_NODES; i += CHAIN_NODES) {
-            size_t n = CHUNK_NODES - i < CHAIN_NODES ? CHUNK_NODES - i : CHAIN_NODES;
-            for (size_t j = 0; j < n; j++)
-                spare[j] = &nodes[i + j];
-            push_chains(spare, n);
-        }
+    struct chunk *c = b ? NULL : chunk_with_room();
+    if (c) { /* one node for the caller, a chain of the next for the stacks */
+        uint32_t room = (uint32_t)CHUNK_NODES - c->carved, n = room < CHAIN_NODES + 1 ? room : CHAIN_NODES + 1;
+        struct batch *nodes = chunk_nodes(c) + c->carved, *spare[CHAIN_NODES];
+        __atomic_store_n(&resident_bytes, resident_bytes + carved_bytes(c->carved + n) - carved_bytes(c->carved),
+                         __ATOMIC_RELAXED);
+        c->carved += n;
+        for (uint32_t j = 1; j < n; j++)
+            spare[j - 1] = &nodes[j];
+        if (n > 1)
+            push_chains(spare, n - 1);
         b = &nodes[0];
         batch_single(b);
     }
@@ -138,7 +147,7 @@ size_t batchpool_release(void)
     while (taken) {
         struct batch *b = taken;
         taken = b->next;
-        if (chunk_of(b)->tally == CHUNK_NODES)
+        if (chunk_of(b)->tally == chunk_of(b)->carved)
             continue;
         keep[kept++] = b;
         if (kept == CHAIN_NODES || !taken) {
@@ -150,10 +159,12 @@ size_t batchpool_release(void)
         push_chains(keep, kept);
     size_t released = 0;
     for (struct chunk *c = chunks; c; c = c->next) {
-        if (c->tally == CHUNK_NODES) {
-            os_purge((char *)c + OS_PAGE_SIZE, CHUNK_BYTES - OS_PAGE_SIZE, OS_PURGE_DONTNEED);
-            c->purged = 1;
-            released += CHUNK_BYTES - OS_PAGE_SIZE;
+        if (c->carved && c->tally == c->carved) {
+            size_t bytes = carved_bytes(c->carved) - OS_PAGE_SIZE;
+            if (bytes)
+                os_purge((char *)c + OS_PAGE_SIZE, bytes, OS_PURGE_DONTNEED);
+            c->carved = 0;
+            released += bytes;
         }
         c->tally = 0;
     }

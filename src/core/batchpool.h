@@ -10,9 +10,12 @@
 
 #include "core/batch.h"
 
+/* Nodes come from chunks of this size, aligned to it. */
+#define BATCHPOOL_CHUNK_BYTES ((size_t)64 << 10)
+
 void batchpool_init(void);
 /* An empty node, or NULL when out of memory. Never blocks on the fast
- * path: the lock is met once per chunk. */
+ * path: the lock is met once per chain of nodes new to the stacks. */
 struct batch *batchpool_get(void);
 void batchpool_put(struct batch *b);
 /* Purges the chunks whose nodes are all empty; returns bytes released.

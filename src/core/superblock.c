@@ -387,9 +387,10 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
     if (opt.secure)
         return take_random(sb, out, n);
     const struct sizeclass_info *sc = &sc_info[sb->cls];
-    /* Blocks that came back first (they are below carved), then new ones. */
+    /* Blocks that came back first (they are below carved), then new ones.
+     * With none back, the bitmap is not read: its page may never be touched. */
     uint64_t *bitmap = sb_bitmap(sb);
-    unsigned words = (sb->carved + 63u) / 64u, got = 0, w = sb->cursor;
+    unsigned words = sb->used < sb->carved ? (sb->carved + 63u) / 64u : 0, got = 0, w = sb->cursor;
     for (; w < words && got < n; w++) {
         uint64_t bits = bitmap[w];
         while (bits && got < n) {

@@ -25,6 +25,7 @@
 #endif
 
 static bool huge_pages_default;
+static bool advise_new_mappings = true; /* whether the default needs saying (os_set_huge_pages_default) */
 static bool address_space_short;
 
 void os_advise_huge_pages(void *addr, size_t size, bool allow)
@@ -34,7 +35,24 @@ void os_advise_huge_pages(void *addr, size_t size, bool allow)
     errno = saved;
 }
 
-void os_set_huge_pages_default(bool allow) { huge_pages_default = allow; }
+/* Whether the system puts huge pages under mappings not advised either way
+ * ("always", or unknown). */
+static bool huge_pages_unadvised(void)
+{
+    char mode[64];
+    os_read_small_file("/sys/kernel/mm/transparent_hugepage/enabled", mode, sizeof mode);
+    return !strstr(mode, "[madvise]") && !strstr(mode, "[never]");
+}
+
+/* Huge pages come to a mapping only when advised for, unless the system is
+ * set to "always": then only is the advice against them needed, and without
+ * it a mapping costs one system call, not two. (A system switched to
+ * "always" later gives the mappings made from then on huge pages.) */
+void os_set_huge_pages_default(bool allow)
+{
+    huge_pages_default = allow;
+    advise_new_mappings = allow || huge_pages_unadvised();
+}
 
 /* Anonymous private memory with the given protection and the default huge
  * page advice; with a non-zero hint exactly there or not at all. */
@@ -55,9 +73,10 @@ static void *map_anonymous(size_t size, uintptr_t hint, int prot)
         munmap(p, size);
         return NULL;
     }
-    /* Explicit either way: with the system set to "always", a sparse
-     * superblock would otherwise cost a 2 MiB page. */
-    os_advise_huge_pages(p, size, huge_pages_default);
+    /* With the system set to "always", a sparse superblock would otherwise
+     * cost a 2 MiB page. */
+    if (advise_new_mappings)
+        os_advise_huge_pages(p, size, huge_pages_default);
     return p;
 }
 

@@ -1,9 +1,11 @@
 /* Batch nodes (src/core/batchpool.c): every node handed out is distinct
- * until put back; nodes come from aligned chunks whose pages go back to
- * the OS once all their nodes are empty again (all but the header's page),
- * never while one is in use (with "partly"), and are refilled from the
- * same chunks; a release with nothing put back since the last one does
- * nothing; threads getting and putting at once never share a node. */
+ * until put back; nodes come from aligned chunks, of which only the pages
+ * of the nodes handed out so far are resident (the first node does not
+ * make a whole chunk resident); those pages go back to the OS once all the
+ * chunk's nodes are empty again (all but the header's page), never while
+ * one is in use (with "partly"), and nodes come from the same chunks
+ * again; a release with nothing put back since the last one does nothing;
+ * threads getting and putting at once never share a node. */
 #include <stdint.h>
 #include <string.h>
 
@@ -18,10 +20,9 @@
 
 static struct batch *nodes[NODES];
 
-/* The chunk a node lies in, given the chunk size. */
-static uintptr_t chunk_of(const struct batch *b, size_t chunk_bytes)
+static uintptr_t chunk_of(const struct batch *b)
 {
-    return (uintptr_t)b & ~(uintptr_t)(chunk_bytes - 1);
+    return (uintptr_t)b & ~(uintptr_t)(BATCHPOOL_CHUNK_BYTES - 1);
 }
 
 static void get_all(void)
@@ -62,27 +63,33 @@ static void *churn(void *arg)
     return NULL;
 }
 
-static size_t chunk_bytes, chunks, resident, page_kept;
+static size_t chunks, resident, purgeable;
 
-/* The chunk size, from the first node's mapping; then NODES nodes, in as
- * few chunks as hold them. */
+/* NODES nodes, in as few chunks as hold them, resident as far as they go. */
 static void get_first_nodes(void)
 {
     CHECK_EQ(batchpool_bytes_resident(), 0);
     CHECK_EQ(batchpool_release(), 0);
     struct batch *first = batchpool_get();
     REQUIRE(first != NULL);
-    chunk_bytes = batchpool_bytes_resident();
-    REQUIRE_MSG(chunk_bytes > OS_PAGE_SIZE && (chunk_bytes & (chunk_bytes - 1)) == 0,
-                "a chunk of %zu bytes", chunk_bytes);
-    page_kept = chunk_bytes - OS_PAGE_SIZE; /* all but the header's page can go */
+    size_t first_resident = batchpool_bytes_resident();
+    CHECK_MSG(first_resident >= OS_PAGE_SIZE && first_resident < BATCHPOOL_CHUNK_BYTES / 2,
+              "the first node made %zu bytes of a %zu-byte chunk resident", first_resident, BATCHPOOL_CHUNK_BYTES);
     batchpool_put(first);
     get_all();
     resident = batchpool_bytes_resident();
-    chunks = resident / chunk_bytes;
-    CHECK_MSG(resident % chunk_bytes == 0 && chunks * chunk_bytes >= NODES * sizeof(struct batch) &&
-                  (chunks - 1) * chunk_bytes < NODES * sizeof(struct batch) + chunk_bytes,
-              "%zu bytes resident for %d nodes", resident, NODES);
+    chunks = 0;
+    for (int i = 0; i < NODES; i++) {
+        bool seen = false;
+        for (int k = 0; k < i && !seen; k++)
+            seen = chunk_of(nodes[k]) == chunk_of(nodes[i]);
+        chunks += !seen;
+    }
+    size_t needed = NODES * sizeof(struct batch);
+    CHECK_MSG(resident >= needed && resident <= chunks * BATCHPOOL_CHUNK_BYTES &&
+                  (chunks - 1) * BATCHPOOL_CHUNK_BYTES < needed + BATCHPOOL_CHUNK_BYTES,
+              "%zu bytes resident in %zu chunks for %d nodes", resident, chunks, NODES);
+    purgeable = resident - chunks * OS_PAGE_SIZE; /* all but the headers' pages can go */
     CHECK_EQ(batchpool_release(), 0); /* nothing put back since the last release */
 }
 
@@ -92,14 +99,14 @@ static void get_all_again(void)
 {
     uintptr_t old_chunks[NODES];
     for (int i = 0; i < NODES; i++)
-        old_chunks[i] = chunk_of(nodes[i], chunk_bytes);
+        old_chunks[i] = chunk_of(nodes[i]);
     get_all();
     CHECK_EQ(batchpool_bytes_resident(), resident);
     int strangers = 0;
     for (int i = 0; i < NODES; i++) {
         bool known = false;
         for (int k = 0; k < NODES && !known; k++)
-            known = chunk_of(nodes[i], chunk_bytes) == old_chunks[k];
+            known = chunk_of(nodes[i]) == old_chunks[k];
         strangers += !known;
     }
     CHECK_MSG(strangers == 0, "%d nodes from chunks not seen before", strangers);
@@ -108,7 +115,7 @@ static void get_all_again(void)
 static void test_release_all(void)
 {
     put_all();
-    CHECK_EQ(batchpool_release(), chunks * page_kept);
+    CHECK_EQ(batchpool_release(), purgeable);
     CHECK_EQ(batchpool_bytes_resident(), chunks * OS_PAGE_SIZE);
     CHECK_EQ(batchpool_release(), 0);
     get_all_again();
@@ -118,7 +125,7 @@ static void test_release_all(void)
     /* The threads needed far fewer nodes than the chunks hold: no new
      * chunk, and every node is back, so every chunk goes again. */
     CHECK_EQ(batchpool_bytes_resident(), resident);
-    CHECK_EQ(batchpool_release(), chunks * page_kept);
+    CHECK_EQ(batchpool_release(), purgeable);
     CHECK_EQ(batchpool_bytes_resident(), chunks * OS_PAGE_SIZE);
 }
 
@@ -130,12 +137,13 @@ static void test_release_partly(void)
     for (int i = 0; i < NODES; i++)
         if (nodes[i] != kept)
             batchpool_put(nodes[i]);
-    CHECK_EQ(batchpool_release(), (chunks - 1) * page_kept);
-    CHECK_EQ(batchpool_bytes_resident(), resident - (chunks - 1) * page_kept);
+    size_t first_release = batchpool_release();
+    CHECK_MSG(first_release < purgeable, "a release with a node in use took all %zu bytes", first_release);
+    CHECK_EQ(batchpool_bytes_resident(), resident - first_release);
     CHECK_MSG(kept->count == NODES / 2 && kept->objects[SC_BATCH_MAX - 1] == &nodes[NODES / 2],
               "a node in use lost its contents to a release");
     batchpool_put(kept);
-    CHECK_EQ(batchpool_release(), page_kept);
+    CHECK_EQ(first_release + batchpool_release(), purgeable);
     CHECK_EQ(batchpool_bytes_resident(), chunks * OS_PAGE_SIZE);
     get_all_again();
 }

@@ -9,11 +9,13 @@
  * zone, the free fast path's check vouches exactly for the starts of the
  * blocks ever taken, while no page is a hole and the superblock is in use.
  * Blocks never taken need no bit: a superblock's bitmap stays unwritten
- * until a block comes back, and is clear again when it is reused.
+ * until a block comes back (in a zone its page stays untouched however
+ * many takes), and is clear again when it is reused.
  * Run on the zones and on superblocks mapped on their own (the zones0
  * variant). */
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "api/init.h"
 #include "check.h"
@@ -125,6 +127,28 @@ static void test_bitmap_written_on_return(void)
     CHECK(next == (void *)again->start);
     CHECK(sb_give(again, next));
     sb_release_empty(again);
+}
+
+static bool page_resident(const void *addr)
+{
+    unsigned char in_core;
+    REQUIRE(mincore((void *)((uintptr_t)addr & ~(uintptr_t)(OS_PAGE_SIZE - 1)), 1, &in_core) == 0);
+    return in_core & 1;
+}
+
+/* A class this program has not used: its bitmaps' page is its own. Takes
+ * with no block back in between neither write nor read it. */
+static void test_bitmap_untouched_by_takes(void)
+{
+    struct superblock *sb = sb_acquire(sc_of(3000));
+    REQUIRE(sb != NULL);
+    void *some[6];
+    for (unsigned i = 0; i < 3; i++)
+        CHECK_EQ(sb_take(sb, some + 2 * i, 2), 2);
+    CHECK_MSG(!page_resident(sb_bitmap(sb)), "three takes and no block back touched the bitmap's page");
+    for (unsigned i = 0; i < 6; i++)
+        CHECK(sb_give(sb, some[i]));
+    sb_release_empty(sb);
 }
 
 static void give_range(struct superblock *sb, unsigned first, unsigned last)
@@ -248,8 +272,11 @@ int main(void)
     test_take_and_give(sb);
     test_holes(sb);
     test_empty(sb, resident_without);
-    if (zone_active())
+    if (zone_active()) {
         test_fast_check();
+        if (!opt.secure)
+            test_bitmap_untouched_by_takes();
+    }
     if (!opt.secure)
         test_bitmap_written_on_return();
     return check_status();

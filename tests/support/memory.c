@@ -36,6 +36,18 @@ const char *huge_page_flag(const void *addr)
     return flag;
 }
 
+const char *unadvised_huge_page_flag(void)
+{
+    char mode[64] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+        if (!fgets(mode, sizeof mode, f))
+            mode[0] = '\0';
+        fclose(f);
+    }
+    return strstr(mode, "[madvise]") || strstr(mode, "[never]") ? "" : "nh";
+}
+
 /* Reads a small /proc file into buf, NUL-terminated, with no allocation:
  * a reading must not be traffic that keeps the allocator's purger busy. */
 static void read_proc(const char *path, char *buf, size_t size)

@@ -23,6 +23,11 @@ bool memory_write_faults(volatile unsigned char *at);
  * VmFlags of /proc/self/smaps: "hg" (MADV_HUGEPAGE), "nh" (MADV_NOHUGEPAGE)
  * or "". */
 const char *huge_page_flag(const void *addr);
+/* The flag of a mapping corealloc keeps from huge pages without being asked
+ * otherwise: "nh" where the system gives them to mappings advised neither
+ * way (its setting "always", or unknown), "" where only to advised ones
+ * (corealloc then spends no call on advice). */
+const char *unadvised_huge_page_flag(void);
 /* A number from corealloc_stats_snprint's JSON ("key":value); stops the
  * program with a failure when corealloc is not loaded or the key is absent.
  * Booleans read as 0 and 1. */
