@@ -40,6 +40,7 @@ static struct lane lanes[LANES];
 static struct stack chains;
 static lock_t pool_lock = LOCK_INIT; /* chunk list, mapping, releasing */
 static struct chunk *chunks;
+static struct chunk *carving; /* the chunk nodes were last carved from, or NULL */
 static size_t resident_bytes;
 static bool put_since_release;
 
@@ -59,14 +60,18 @@ static struct chunk *chunk_of(struct batch *b)
  * a new mapping. Pool lock held. */
 static struct chunk *chunk_with_room(void)
 {
+    /* The last one first: the list is walked once a chunk fills, as it was
+     * when chunks were carved whole, not once a chain. */
+    if (carving && carving->carved < CHUNK_NODES)
+        return carving;
     for (struct chunk *c = chunks; c; c = c->next)
         if (c->carved < CHUNK_NODES)
-            return c;
+            return carving = c;
     struct chunk *c = os_map_aligned(CHUNK_BYTES, CHUNK_BYTES);
     if (!c)
         return NULL;
     c->next = chunks;
-    chunks = c;
+    chunks = carving = c;
     __atomic_store_n(&resident_bytes, resident_bytes + carved_bytes(0), __ATOMIC_RELAXED);
     return c;
 }
