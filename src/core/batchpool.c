@@ -9,8 +9,7 @@
  * a whole chunk resident). Its first page stays resident (it holds the
  * header); the pages of its nodes are purged when all of them are empty,
  * and the chunk starts over. */
-#define CHUNK_BYTES BATCHPOOL_CHUNK_BYTES
-#define CHUNK_NODES (CHUNK_BYTES / sizeof(struct batch) - 1)
+#define CHUNK_NODES (BATCHPOOL_CHUNK_BYTES / sizeof(struct batch) - 1)
 
 struct chunk {
     struct chunk *next; /* every chunk, in mapping order */
@@ -53,7 +52,7 @@ static struct batch *chunk_nodes(struct chunk *c) { return (struct batch *)c + 1
 
 static struct chunk *chunk_of(struct batch *b)
 {
-    return (struct chunk *)((uintptr_t)b & ~(uintptr_t)(CHUNK_BYTES - 1));
+    return (struct chunk *)((uintptr_t)b & ~(uintptr_t)(BATCHPOOL_CHUNK_BYTES - 1));
 }
 
 /* A chunk with nodes never handed out (since it was mapped or purged), or
@@ -67,7 +66,7 @@ static struct chunk *chunk_with_room(void)
     for (struct chunk *c = chunks; c; c = c->next)
         if (c->carved < CHUNK_NODES)
             return carving = c;
-    struct chunk *c = os_map_aligned(CHUNK_BYTES, CHUNK_BYTES);
+    struct chunk *c = os_map_aligned(BATCHPOOL_CHUNK_BYTES, BATCHPOOL_CHUNK_BYTES);
     if (!c)
         return NULL;
     c->next = chunks;
