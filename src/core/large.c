@@ -276,12 +276,21 @@ static bool alike(const struct span *a, const struct span *b)
     return a->in_bin && (a->resident == 0) == (b->resident == 0);
 }
 
+/* Whether a span may lie at addr, next to s: not outside the zones' large
+ * area when s is inside it (no span of the heap is there), so that the
+ * first span of the area, and the newest at its end, read no page of the
+ * map their neighbours would have (a page fault each, for nothing). */
+static bool may_border(const struct span *s, uintptr_t addr)
+{
+    return !zone_large_taken(s->start) || zone_large_taken(addr);
+}
+
 /* Frees s into the heap, merging with free neighbours alike. Heap lock
  * held; the caller keeps the heap within its budget afterwards. */
 static void release(struct span *s)
 {
     s->in_use = 0;
-    struct span *before = s->start ? span_at(s->start - 1) : NULL;
+    struct span *before = s->start && may_border(s, s->start - 1) ? span_at(s->start - 1) : NULL;
     if (before && alike(before, s) && span_end(before) == s->start) {
         bin_remove(before);
         before->pages += s->pages;
@@ -291,7 +300,7 @@ static void release(struct span *s)
         meta_free(s, sizeof *s);
         s = before;
     }
-    struct span *after = span_at(span_end(s));
+    struct span *after = may_border(s, span_end(s)) ? span_at(span_end(s)) : NULL;
     if (after && alike(after, s) && after->start == span_end(s)) {
         bin_remove(after);
         s->pages += after->pages;

@@ -35,10 +35,14 @@ uintptr_t pagemap_get(uintptr_t addr)
     return __atomic_load_n(&l->entry[page & LEVEL_MASK], __ATOMIC_ACQUIRE);
 }
 
+/* Only writers grow the map, and they read a slot as they would write it:
+ * a compare-and-swap of NULL for NULL (a locked write, even when it fails).
+ * A slot on a page never touched then costs one page fault, where a load
+ * would map the zero page and the store after it copy it: two. */
 static void *grow(void **slot, size_t size)
 {
-    void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (p)
+    void *p = NULL;
+    if (!__atomic_compare_exchange_n(slot, &p, NULL, false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
         return p;
     lock_acquire(&grow_lock);
     p = *slot;

@@ -229,3 +229,9 @@ bool zone_take_large(size_t size, uintptr_t *start)
     large_next += size;
     return true;
 }
+
+bool zone_large_taken(uintptr_t addr)
+{
+    uintptr_t area = zone_region_base + SMALL_ZONES_SIZE;
+    return zone_active() && addr - area < large_next - area;
+}

@@ -42,6 +42,15 @@ static char *map_slabs(unsigned count)
     return lowest ? lowest + ((size_t)SLAB_IDS_STOPPED << SLAB_SHIFT) : NULL;
 }
 
+/* A slab with no growth on record: formatted, or drained (which restarts
+ * it at a batch a class; drain lock held then). */
+static void forget_growth(unsigned id)
+{
+    counters[id].grown_bytes = 0;
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        counters[id].class_misses[c] = 0;
+}
+
 bool cpucache_init(void)
 {
     lock_register_for_fork(&drain_lock, LOCK_RANK_DRAIN);
@@ -62,6 +71,17 @@ bool cpucache_init(void)
     sizeclass_set_batch_max(SC_BATCH_MAX);
     slab_count = count;
     slabs_base = (uintptr_t)slabs;
+    /* The CPU this thread runs on will most likely miss first: its slab is
+     * formatted (no section sees the slabs yet) and its counters written
+     * now, so each of their pages faults once. Left to the first malloc,
+     * the fast path would read the slab, and the miss count the counters,
+     * before either is written: a zero-page fault, then a copy-on-write
+     * fault, for each page. */
+    if (rseq_thread_ready()) {
+        unsigned id = rseq_current_id();
+        forget_growth(id);
+        cache_slab_format(slab_of(id), CACHE_SHAPE_CPU);
+    }
     /* The area first: a section that reads the new slabs (it reads them
      * last) also sees the new area. */
     __atomic_store_n(&frontend_layout.sections.area_off, rseq_area_offset(), __ATOMIC_RELAXED);
@@ -256,14 +276,6 @@ void cpucache_free_slow(void *p, unsigned cls)
     }
 elsewhere: /* no stack here (or a drain stopped it) */
     central_free(cls, &p, 1);
-}
-
-/* A drained slab restarts at a batch a class (drain lock held). */
-static void forget_growth(unsigned id)
-{
-    counters[id].grown_bytes = 0;
-    for (unsigned c = 0; c < SC_COUNT; c++)
-        counters[id].class_misses[c] = 0;
 }
 
 size_t cpucache_drain_all(void)

@@ -1,10 +1,20 @@
 /* The page map: ranges set and read back, neighbours untouched, addresses
- * outside 48 bits rejected. */
+ * outside 48 bits rejected, and a new branch of the map faulting once per
+ * page it needs. */
+#include <sys/resource.h>
+
 #include "api/alloc.h"
 #include "api/init.h"
 #include "platform/os.h"
 #include "core/pagemap.h"
 #include "check.h"
+
+static long minor_faults(void)
+{
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_minflt;
+}
 
 int main(void)
 {
@@ -23,5 +33,16 @@ int main(void)
     CHECK_MSG(pagemap_get((uintptr_t)1 << 50) == 0, "beyond 48 bits reads zero");
     CHECK_MSG(!pagemap_set_range((uintptr_t)1 << 50, OS_PAGE_SIZE, 1), "beyond 48 bits refused");
     CHECK_MSG(pagemap_bytes_mapped() > 0, "map memory accounted");
+
+    /* The next root slot (its page resident now) has no node yet: setting
+     * an entry there maps a node and a leaf, and writes one page of each.
+     * Read before written, a fresh page faults twice (the zero page, then
+     * its copy). */
+    uintptr_t fresh = base + ((uintptr_t)1 << 36);
+    long faults = minor_faults();
+    REQUIRE_MSG(pagemap_set(fresh, 0x7891), "set in a new branch");
+    faults = minor_faults() - faults;
+    CHECK_MSG(pagemap_get(fresh) == 0x7891, "new branch reads back");
+    CHECK_MSG(faults <= 2, "a new node and leaf cost %ld page faults (one each expected)", faults);
     return check_status();
 }
