@@ -115,7 +115,8 @@ uint64_t *zone_superblock_bitmap(uintptr_t start);
  * when it cannot be mapped there (or zones are off). Caller holds the page
  * heap's lock, which serialises every taker. */
 bool zone_take_large(size_t size, uintptr_t *start);
-/* Whether addr lies in the address space for large spans taken so far. */
+/* Whether addr lies in the address space for large spans taken so far
+ * (caller holds the page heap's lock, as takers do). */
 bool zone_large_taken(uintptr_t addr);
 
 #endif
