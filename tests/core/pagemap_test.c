@@ -1,6 +1,8 @@
 /* The page map: ranges set and read back, neighbours untouched, addresses
  * outside 48 bits rejected, and a new branch of the map faulting once per
  * page it needs. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 
 #include "api/alloc.h"
@@ -43,6 +45,9 @@ int main(void)
     REQUIRE_MSG(pagemap_set(fresh, 0x7891), "set in a new branch");
     faults = minor_faults() - faults;
     CHECK_MSG(pagemap_get(fresh) == 0x7891, "new branch reads back");
-    CHECK_MSG(faults <= 2, "a new node and leaf cost %ld page faults (one each expected)", faults);
+    if (getenv("UNIT_UNDER_EMULATOR")) /* qemu-user performs guest accesses its own way */
+        printf("a new node and leaf: %ld page faults (not checked under an emulator)\n", faults);
+    else
+        CHECK_MSG(faults <= 2, "a new node and leaf cost %ld page faults (one each expected)", faults);
     return check_status();
 }
