@@ -6,6 +6,7 @@
 #include "core/superblock.h"
 #include "platform/diag.h"
 #include "platform/options.h"
+#include "platform/os.h"
 
 _Static_assert(SC_COUNT < SLAB_HEADER_SLOTS, "a base past the last class marks the end of its stack");
 
@@ -69,6 +70,12 @@ void cache_layout_init(cache_holds_fn *holds)
 size_t cache_slab_bytes(enum cache_shape shape)
 {
     return (size_t)own_home[shape][SC_COUNT] * sizeof(void *);
+}
+
+char *cache_map_slabs(unsigned count)
+{
+    char *lowest = os_map((size_t)(SLAB_IDS_STOPPED + count) << SLAB_SHIFT, 0);
+    return lowest ? lowest + ((size_t)SLAB_IDS_STOPPED << SLAB_SHIFT) : NULL;
 }
 
 static struct cache_room *room(void **slab, unsigned cls)

@@ -39,6 +39,13 @@ enum cache_shape { CACHE_SHAPE_CPU, CACHE_SHAPE_THREAD };
 void cache_layout_init(cache_holds_fn *holds);
 /* Bytes a slab of the shape uses (at most SLAB_BYTES). */
 size_t cache_slab_bytes(enum cache_shape shape);
+/* Slab 0 of the slabs of ids [0, count), each SLAB_BYTES at slab 0 + (id
+ * << SLAB_SHIFT) as the sections find them, mapped with the two stopped
+ * slabs below it (an unregistered area's ids, -1 and -2: zero, never
+ * written, so read as zero pages) in one mapping whose pages are touched
+ * only as stacks fill. NULL when it cannot be had. A zero slab is a
+ * stopped one to the sections (top 0 is at begin 0 and at end 0). */
+char *cache_map_slabs(unsigned count);
 /* Empty stacks of the shape, each with room for a batch, on a slab no
  * section uses yet. */
 void cache_slab_format(void **slab, enum cache_shape shape);

@@ -7,7 +7,6 @@
 #include "frontend/fastpath.h"
 #include "platform/lock.h"
 #include "platform/options.h"
-#include "platform/os.h"
 
 static uintptr_t slabs_base; /* 0 while the per-CPU front end is off */
 static unsigned slab_count;
@@ -29,19 +28,6 @@ static void **slab_of(unsigned id)
     return (void **)(slabs_base + ((uintptr_t)id << SLAB_SHIFT));
 }
 
-/* Slab 0 of the slabs of ids [0, count), mapped with the two stopped
- * slabs below it (an unregistered area's ids, -1 and -2: zero, never
- * written, so read as zero pages) in one mapping whose pages are touched
- * only as stacks fill. NULL when it cannot be had. A zero slab is a
- * stopped one to the sections (top 0 is at begin 0 and at end 0): each
- * is formatted on its id's first miss (format_slab), so a process touches
- * the slabs of the CPUs it runs on, not one per possible CPU. */
-static char *map_slabs(unsigned count)
-{
-    char *lowest = os_map((size_t)(SLAB_IDS_STOPPED + count) << SLAB_SHIFT, 0);
-    return lowest ? lowest + ((size_t)SLAB_IDS_STOPPED << SLAB_SHIFT) : NULL;
-}
-
 /* A slab with no growth on record: formatted, or drained (which restarts
  * it at a batch a class; drain lock held then). */
 static void forget_growth(unsigned id)
@@ -61,7 +47,10 @@ bool cpucache_init(void)
     if (count >= SLAB_ID_LIMIT)
         return false;
     counters = meta_alloc(count * sizeof *counters);
-    char *slabs = counters ? map_slabs(count) : NULL;
+    /* Each slab is formatted on its id's first miss (format_slab), so a
+     * process touches the slabs of the CPUs it runs on, not one per
+     * possible CPU. */
+    char *slabs = counters ? cache_map_slabs(count) : NULL;
     if (!slabs)
         return false;
     /* A CPU's cache holds far more than a thread's, and the batch is what

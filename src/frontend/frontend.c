@@ -96,13 +96,19 @@ void frontend_init(void)
     bool slow_paths_only = opt.secure || (opt.profile && !PROFILE_IN_FAST_PATH);
     if (opt.frontend != FRONTEND_THREAD && !slow_paths_only && cpucache_init())
         return;
-    /* Per-thread caches (secure mode too: its checks are on the slow
-     * paths): every thread reads the idle area's id, whose slab
-     * is stopped, so every section misses into the slow path. The area
-     * first, the slabs last (see cpucache_init). */
-    __atomic_store_n(&frontend_layout.sections.area_off, rseq_idle_area_offset(), __ATOMIC_RELAXED);
+    /* Per-thread caches. Their fast paths: each thread's own area reads the
+     * id of its slab (-1, a stopped slab, until its first slow-path call
+     * gives it one). Slow paths only (secure mode, the default library's
+     * profiler), or without those slabs: every thread reads the idle
+     * area's id, whose slab is stopped, so every section misses into the
+     * slow path (as every section does where the architecture has none).
+     * The area first, the slabs last (see cpucache_init). */
+    char *thread_slabs = slow_paths_only || !ARCH_HAS_RSEQ_SECTIONS ? NULL : tcache_map_id_slabs();
+    __atomic_store_n(&frontend_layout.sections.area_off,
+                     thread_slabs ? rseq_thread_area_offset() : rseq_idle_area_offset(), __ATOMIC_RELAXED);
     __atomic_store_n(&frontend_layout.sections.slabs,
-                     (uintptr_t)stopped_slab + SLAB_BYTES, /* id -1 reads it */
+                     thread_slabs ? (uintptr_t)thread_slabs
+                                  : (uintptr_t)stopped_slab + SLAB_BYTES, /* id -1 reads it */
                      __ATOMIC_RELEASE);
 }
 

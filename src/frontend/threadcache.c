@@ -7,6 +7,7 @@
 #include "platform/lock.h"
 #include "platform/options.h"
 #include "platform/os.h"
+#include "platform/rseq.h"
 
 /* What one thread's cache may hold, at most; with many threads, a share of
  * COREALLOC_THREAD_CACHES_BYTES, so thousands of threads do not mean
@@ -16,15 +17,30 @@
 
 enum thread_state { THREAD_NEW, THREAD_ACTIVE, THREAD_EXITED };
 
-/* Live slabs are linked through a small header before the slab, so
- * statistics can sum them and a forked child can forget other threads'. */
+/* Every live slab has an owner record, listed so that statistics can sum
+ * them and a forked child can forget other threads'. */
 struct slab_owner {
     struct slab_owner *next, *prev;
+    void **slab;
+    int id; /* the slab's id among the sections' slabs, or -1: a slab of metadata memory */
 };
-#define OWNER_BYTES 64 /* keeps the slab itself cache-line aligned */
-_Static_assert(sizeof(struct slab_owner) <= OWNER_BYTES, "owner header fits");
+
+/* The slabs the sections reach (slab id at id_slabs + (id << SLAB_SHIFT)),
+ * when the per-thread caches take the fast paths: each thread's area (see
+ * rseq_thread_area_offset) reads the id of its slab, so its hits cost what
+ * a CPU's do, with no kernel to restart a section (none needs it: nothing
+ * else uses the slab). Ids go to threads at their first slow-path call
+ * and come back when they exit; threads past ID_SLABS, and every thread
+ * when the fast paths are not to be taken, get a slab of metadata memory
+ * that only the slow paths reach. Each id holds SLAB_BYTES of address
+ * space (touched only as its stacks fill): 64 keep the process's VmSize
+ * within api_alloc_address_limit's bound. */
+#define ID_SLABS 64u
+static char *id_slabs;
+static unsigned free_ids[ID_SLABS], free_id_count; /* live lock */
 
 static __thread void **tcache_slab __attribute__((tls_model("initial-exec")));
+static __thread struct slab_owner *tcache_owner __attribute__((tls_model("initial-exec")));
 static __thread unsigned char thread_state __attribute__((tls_model("initial-exec")));
 /* Secure mode's random pops; seeded with the thread's slab. */
 static __thread uint64_t secure_rng __attribute__((tls_model("initial-exec")));
@@ -43,20 +59,31 @@ static size_t thread_budget(void)
          : share < THREAD_CACHE_BUDGET_MIN ? THREAD_CACHE_BUDGET_MIN : share;
 }
 
-static struct slab_owner *owner_of(void **slab)
+/* An owner's slab id back to the pool (live lock held, or in a forked
+ * child). */
+static void give_back_id(const struct slab_owner *o)
 {
-    return (struct slab_owner *)((char *)slab - OWNER_BYTES);
+    if (o->id >= 0)
+        free_ids[free_id_count++] = (unsigned)o->id;
 }
 
-static size_t block_bytes(void) { return OWNER_BYTES + cache_slab_bytes(CACHE_SHAPE_THREAD); }
-
-static void thread_exit(void *slab_arg)
+/* Frees an owner and, when it is of metadata memory, its slab (an id's
+ * slab stays mapped for the next thread that takes the id). */
+static void free_owner(struct slab_owner *o)
 {
-    void **slab = slab_arg;
+    if (o->id < 0)
+        meta_free(o->slab, cache_slab_bytes(CACHE_SHAPE_THREAD));
+    meta_free(o, sizeof *o);
+}
+
+static void thread_exit(void *owner)
+{
+    struct slab_owner *o = owner;
+    rseq_thread_area_set_id(-1); /* the sections miss from now on */
     tcache_slab = NULL;
+    tcache_owner = NULL;
     thread_state = THREAD_EXITED; /* later calls in this thread go to central directly */
-    cache_slab_flush(slab);
-    struct slab_owner *o = owner_of(slab);
+    cache_slab_flush(o->slab);
     lock_acquire(&live_lock);
     if (o->prev)
         o->prev->next = o->next;
@@ -65,8 +92,9 @@ static void thread_exit(void *slab_arg)
     if (o->next)
         o->next->prev = o->prev;
     live_count--;
+    give_back_id(o);
     lock_release(&live_lock);
-    meta_free(o, block_bytes());
+    free_owner(o);
 }
 
 void tcache_init(void)
@@ -75,15 +103,33 @@ void tcache_init(void)
     exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
+char *tcache_map_id_slabs(void)
+{
+    id_slabs = cache_map_slabs(ID_SLABS);
+    if (id_slabs)
+        for (unsigned i = 0; i < ID_SLABS; i++)
+            free_ids[i] = ID_SLABS - 1 - i; /* id 0 first */
+    free_id_count = id_slabs ? ID_SLABS : 0;
+    return id_slabs;
+}
+
 static void **create_slab(void)
 {
     if (thread_state == THREAD_EXITED)
         return NULL;
-    struct slab_owner *o = meta_alloc(block_bytes());
+    struct slab_owner *o = meta_alloc(sizeof *o);
     if (!o)
         return NULL;
-    void **slab = (void **)((char *)o + OWNER_BYTES);
-    cache_slab_format(slab, CACHE_SHAPE_THREAD);
+    lock_acquire(&live_lock);
+    o->id = free_id_count ? (int)free_ids[--free_id_count] : -1;
+    lock_release(&live_lock);
+    o->slab = o->id >= 0 ? (void **)(id_slabs + ((uintptr_t)o->id << SLAB_SHIFT))
+                         : meta_alloc(cache_slab_bytes(CACHE_SHAPE_THREAD));
+    if (!o->slab) {
+        meta_free(o, sizeof *o);
+        return NULL;
+    }
+    cache_slab_format(o->slab, CACHE_SHAPE_THREAD);
     lock_acquire(&live_lock);
     o->next = live;
     if (live)
@@ -94,11 +140,14 @@ static void **create_slab(void)
     if (opt.secure)
         secure_rng = os_random_seed() | 1;
     /* Published before pthread_setspecific, which may itself allocate. */
-    tcache_slab = slab;
+    tcache_slab = o->slab;
+    tcache_owner = o;
     thread_state = THREAD_ACTIVE;
+    if (o->id >= 0)
+        rseq_thread_area_set_id(o->id); /* the sections hit from now on */
     if (exit_key_ok)
-        pthread_setspecific(exit_key, slab);
-    return slab;
+        pthread_setspecific(exit_key, o);
+    return o->slab;
 }
 
 void *tcache_alloc_slow(unsigned cls, bool *refilled)
@@ -140,7 +189,7 @@ size_t tcache_bytes_held(unsigned *threads)
     unsigned n = 0;
     lock_acquire(&live_lock);
     for (struct slab_owner *o = live; o; o = o->next, n++)
-        bytes += cache_slab_bytes_held((void **)((char *)o + OWNER_BYTES));
+        bytes += cache_slab_bytes_held(o->slab);
     lock_release(&live_lock);
     if (threads)
         *threads = n;
@@ -152,7 +201,7 @@ bool tcache_holds(const void *p, unsigned cls)
     bool found = false;
     lock_acquire(&live_lock);
     for (struct slab_owner *o = live; o && !found; o = o->next)
-        found = cache_slab_holds((void **)((char *)o + OWNER_BYTES), cls, p);
+        found = cache_slab_holds(o->slab, cls, p);
     lock_release(&live_lock);
     return found;
 }
@@ -166,11 +215,13 @@ void tcache_fork_child(void)
      * slabs are kept (their objects lost all the same). */
     if (lock_fork_interrupted())
         return;
-    struct slab_owner *keep = tcache_slab ? owner_of(tcache_slab) : NULL;
+    struct slab_owner *keep = tcache_owner;
     for (struct slab_owner *o = live, *next; o; o = next) {
         next = o->next;
-        if (o != keep)
-            meta_free(o, block_bytes());
+        if (o != keep) {
+            give_back_id(o);
+            free_owner(o);
+        }
     }
     live = keep;
     live_count = keep ? 1 : 0;

@@ -1,6 +1,7 @@
 /* The per-thread front end: a slab per thread, in the shape of the per-CPU
- * caches. Used where rseq is unavailable (or by option). A thread's slab
- * goes back to the central layer when the thread exits. */
+ * caches, which the same fast paths reach (see tcache_map_id_slabs). Used
+ * where rseq is unavailable (or by option). A thread's slab goes back to
+ * the central layer when the thread exits. */
 #ifndef COREALLOC_THREADCACHE_H
 #define COREALLOC_THREADCACHE_H
 
@@ -10,6 +11,13 @@
 #include "frontend/cache.h"
 
 void tcache_init(void);
+/* Maps the slabs the fast paths reach through each thread's own area (one
+ * per thread, for as many threads alive at once as there are such slabs;
+ * later ones get slabs the slow paths reach): slab 0's address, for the
+ * layout's slabs, or NULL when they cannot be had (every thread's slab is
+ * then reached by the slow paths only). Start-up, when the per-thread
+ * caches are to take the fast paths. */
+char *tcache_map_id_slabs(void);
 /* *refilled: see frontend_alloc_slow. */
 void *tcache_alloc_slow(unsigned cls, bool *refilled);
 void tcache_free_slow(void *p, unsigned cls);

@@ -80,6 +80,12 @@ static __thread struct ca_rseq_area ca_idle_area __attribute__((tls_model("initi
     .cpu_id = CA_RSEQ_CPU_ID_UNINITIALIZED,
 };
 
+/* Never registered either: its id is what the thread's owner sets (a slab
+ * of the thread's own), -1 until then. */
+static __thread struct ca_rseq_area ca_thread_area __attribute__((tls_model("initial-exec"))) = {
+    .cpu_id = CA_RSEQ_CPU_ID_UNINITIALIZED,
+};
+
 /* Where the area is, as an offset from the thread pointer. */
 static struct {
     long area_off;
@@ -175,6 +181,17 @@ long rseq_area_offset(void)
 long rseq_idle_area_offset(void)
 {
     return (long)((uintptr_t)&ca_idle_area - ca_thread_pointer());
+}
+
+long rseq_thread_area_offset(void)
+{
+    return (long)((uintptr_t)&ca_thread_area - ca_thread_pointer());
+}
+
+void rseq_thread_area_set_id(int id)
+{
+    __atomic_store_n(&ca_thread_area.cpu_id, id < 0 ? CA_RSEQ_CPU_ID_UNINITIALIZED : (uint32_t)id,
+                     __ATOMIC_RELAXED);
 }
 
 enum rseq_source rseq_source(void)

@@ -43,6 +43,12 @@ long rseq_area_offset(void);
 /* From the thread pointer: an area that is never registered, whose ids
  * read as -1 in every thread (for sections that must always miss). */
 long rseq_idle_area_offset(void);
+/* From the thread pointer: an area that is never registered, whose id each
+ * thread sets for itself (-1 until then): sections that read it run on a
+ * slab the thread owns, with nothing to restart them (so nothing but its
+ * thread may use that slab). */
+long rseq_thread_area_offset(void);
+void rseq_thread_area_set_id(int id);
 
 /* Makes sure the calling thread has a registered area (registers our own
  * when the source is RSEQ_SOURCE_OWN). Cheap after the first call. */
