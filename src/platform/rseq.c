@@ -80,8 +80,8 @@ static __thread struct ca_rseq_area ca_idle_area __attribute__((tls_model("initi
     .cpu_id = CA_RSEQ_CPU_ID_UNINITIALIZED,
 };
 
-/* Never registered either: its id is what the thread's owner sets (a slab
- * of the thread's own), -1 until then. */
+/* Never registered either: its id is the one each thread sets for itself
+ * (that of a slab of its own), -1 until then. */
 static __thread struct ca_rseq_area ca_thread_area __attribute__((tls_model("initial-exec"))) = {
     .cpu_id = CA_RSEQ_CPU_ID_UNINITIALIZED,
 };
