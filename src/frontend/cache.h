@@ -46,6 +46,11 @@ size_t cache_slab_bytes(enum cache_shape shape);
  * only as stacks fill. NULL when it cannot be had. A zero slab is a
  * stopped one to the sections (top 0 is at begin 0 and at end 0). */
 char *cache_map_slabs(unsigned count);
+/* Slab id of those cache_map_slabs returned as slabs. */
+static inline void **cache_slab_of(char *slabs, unsigned id)
+{
+    return (void **)(slabs + ((uintptr_t)id << SLAB_SHIFT));
+}
 /* Empty stacks of the shape, each with room for a batch, on a slab no
  * section uses yet. */
 void cache_slab_format(void **slab, enum cache_shape shape);

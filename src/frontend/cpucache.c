@@ -25,7 +25,7 @@ static bool draining; /* a drain or a move is under way (drain lock held): see c
 
 static void **slab_of(unsigned id)
 {
-    return (void **)(slabs_base + ((uintptr_t)id << SLAB_SHIFT));
+    return cache_slab_of((char *)slabs_base, id);
 }
 
 /* A slab with no growth on record: formatted, or drained (which restarts

@@ -39,7 +39,6 @@ struct slab_owner {
 static char *id_slabs;
 static unsigned free_ids[ID_SLABS], free_id_count; /* live lock */
 
-static __thread void **tcache_slab __attribute__((tls_model("initial-exec")));
 static __thread struct slab_owner *tcache_owner __attribute__((tls_model("initial-exec")));
 static __thread unsigned char thread_state __attribute__((tls_model("initial-exec")));
 /* Secure mode's random pops; seeded with the thread's slab. */
@@ -80,7 +79,6 @@ static void thread_exit(void *owner)
 {
     struct slab_owner *o = owner;
     rseq_thread_area_set_id(-1); /* the sections miss from now on */
-    tcache_slab = NULL;
     tcache_owner = NULL;
     thread_state = THREAD_EXITED; /* later calls in this thread go to central directly */
     cache_slab_flush(o->slab);
@@ -123,8 +121,7 @@ static void **create_slab(void)
     lock_acquire(&live_lock);
     o->id = free_id_count ? (int)free_ids[--free_id_count] : -1;
     lock_release(&live_lock);
-    o->slab = o->id >= 0 ? (void **)(id_slabs + ((uintptr_t)o->id << SLAB_SHIFT))
-                         : meta_alloc(cache_slab_bytes(CACHE_SHAPE_THREAD));
+    o->slab = o->id >= 0 ? cache_slab_of(id_slabs, (unsigned)o->id) : meta_alloc(cache_slab_bytes(CACHE_SHAPE_THREAD));
     if (!o->slab) {
         meta_free(o, sizeof *o);
         return NULL;
@@ -140,7 +137,6 @@ static void **create_slab(void)
     if (opt.secure)
         secure_rng = os_random_seed() | 1;
     /* Published before pthread_setspecific, which may itself allocate. */
-    tcache_slab = o->slab;
     tcache_owner = o;
     thread_state = THREAD_ACTIVE;
     if (o->id >= 0)
@@ -152,7 +148,7 @@ static void **create_slab(void)
 
 void *tcache_alloc_slow(unsigned cls, bool *refilled)
 {
-    void **slab = tcache_slab ? tcache_slab : create_slab();
+    void **slab = tcache_owner ? tcache_owner->slab : create_slab();
     *refilled = true;
     if (!slab) {
         void *p;
@@ -168,7 +164,7 @@ void *tcache_alloc_slow(unsigned cls, bool *refilled)
 
 void tcache_free_slow(void *p, unsigned cls)
 {
-    void **slab = tcache_slab ? tcache_slab : create_slab();
+    void **slab = tcache_owner ? tcache_owner->slab : create_slab();
     if (!slab) {
         central_free(cls, &p, 1);
         return;
@@ -179,8 +175,8 @@ void tcache_free_slow(void *p, unsigned cls)
 
 void tcache_flush_current(void)
 {
-    if (tcache_slab)
-        cache_slab_flush(tcache_slab);
+    if (tcache_owner)
+        cache_slab_flush(tcache_owner->slab);
 }
 
 size_t tcache_bytes_held(unsigned *threads)
