@@ -24,54 +24,58 @@
     COREALLOC_STRINGIFY(COREALLOC_VERSION_MAJOR) "." COREALLOC_STRINGIFY(           \
         COREALLOC_VERSION_MINOR) "." COREALLOC_STRINGIFY(COREALLOC_VERSION_PATCH)
 
+/* None of these throws: C++ code calls them with no unwinding around the
+ * call (operator delete's call of corealloc_free is a jump). */
+#define COREALLOC_NOTHROW __attribute__((nothrow))
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void *corealloc_malloc(size_t size);
-void *corealloc_calloc(size_t count, size_t size);
-void *corealloc_realloc(void *ptr, size_t size);
-void corealloc_free(void *ptr);
-void corealloc_free_sized(void *ptr, size_t size);
-void *corealloc_aligned_alloc(size_t alignment, size_t size);
-int corealloc_posix_memalign(void **out, size_t alignment, size_t size);
-void corealloc_free_aligned_sized(void *ptr, size_t alignment, size_t size);
-void *corealloc_memalign(size_t alignment, size_t size);
-void *corealloc_valloc(size_t size);
-void *corealloc_pvalloc(size_t size);
-void *corealloc_reallocarray(void *ptr, size_t count, size_t size);
-size_t corealloc_usable_size(const void *ptr);
+void *corealloc_malloc(size_t size) COREALLOC_NOTHROW;
+void *corealloc_calloc(size_t count, size_t size) COREALLOC_NOTHROW;
+void *corealloc_realloc(void *ptr, size_t size) COREALLOC_NOTHROW;
+void corealloc_free(void *ptr) COREALLOC_NOTHROW;
+void corealloc_free_sized(void *ptr, size_t size) COREALLOC_NOTHROW;
+void *corealloc_aligned_alloc(size_t alignment, size_t size) COREALLOC_NOTHROW;
+int corealloc_posix_memalign(void **out, size_t alignment, size_t size) COREALLOC_NOTHROW;
+void corealloc_free_aligned_sized(void *ptr, size_t alignment, size_t size) COREALLOC_NOTHROW;
+void *corealloc_memalign(size_t alignment, size_t size) COREALLOC_NOTHROW;
+void *corealloc_valloc(size_t size) COREALLOC_NOTHROW;
+void *corealloc_pvalloc(size_t size) COREALLOC_NOTHROW;
+void *corealloc_reallocarray(void *ptr, size_t count, size_t size) COREALLOC_NOTHROW;
+size_t corealloc_usable_size(const void *ptr) COREALLOC_NOTHROW;
 
 /* For any pointer into a live block allocated by corealloc (including
  * interior pointers): the block's first byte and its usable size.
  * For any other pointer: NULL and 0. Constant time. */
-void *corealloc_object_start(const void *ptr);
-size_t corealloc_object_size(const void *ptr);
+void *corealloc_object_start(const void *ptr) COREALLOC_NOTHROW;
+size_t corealloc_object_size(const void *ptr) COREALLOC_NOTHROW;
 
 /* Returns every free byte that can be returned to the operating system,
  * including the contents of all caches. Returns the bytes released. */
-size_t corealloc_trim(void);
+size_t corealloc_trim(void) COREALLOC_NOTHROW;
 
 /* Statistics report, as text (json == 0) or as one JSON object (json != 0).
  * Writes at most size bytes including the terminating NUL; returns the
  * length the full report needs, like snprintf. Never allocates. */
-size_t corealloc_stats_snprint(char *buf, size_t size, int json);
+size_t corealloc_stats_snprint(char *buf, size_t size, int json) COREALLOC_NOTHROW;
 /* Writes the report to a file descriptor. Returns 0, or -1 with errno. */
-int corealloc_stats_write(int fd, int json);
+int corealloc_stats_write(int fd, int json) COREALLOC_NOTHROW;
 
 /* Writes a heap profile of the process now (COREALLOC_PROFILE=1 only): to
  * path, or with path NULL to the next of COREALLOC_PROFILE_PREFIX.<pid>.<n>.heap.
  * `corealloc prof --dump FILE [--base OLDER]` turns it into a pprof profile
  * and a flame graph (the live heap, everything allocated, or the growth
  * since OLDER). Returns 0, or -1 with errno (ENOTSUP when not profiling). */
-int corealloc_profile_dump(const char *path);
+int corealloc_profile_dump(const char *path) COREALLOC_NOTHROW;
 
 /* The library's version, as COREALLOC_VERSION_STRING: a program can
  * compare the library it runs on with the header it was built against. */
-const char *corealloc_version(void);
+const char *corealloc_version(void) COREALLOC_NOTHROW;
 
 /* Name of the active front end: "rseq", "per-thread", or an ablation name. */
-const char *corealloc_frontend(void);
+const char *corealloc_frontend(void) COREALLOC_NOTHROW;
 
 #ifdef __cplusplus
 }

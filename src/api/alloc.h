@@ -46,24 +46,32 @@ const char *alloc_frontend_name(void);
  * path (which starts the allocator up) recomputes the class. The
  * profiling library counts every request first, so its slow path does
  * not (see api/profile.h). */
-static inline void *alloc_malloc(size_t size)
+/* malloc's fast path past the profiler's count: a block popped off the
+ * front end, or else what miss_path(size) returns (a constant: the call is
+ * a jump). */
+static inline void *alloc_malloc_unsampled(size_t size, void *(*miss_path)(size_t))
 {
-#if PROFILE_IN_FAST_PATH
-    if (__builtin_expect(sampler_count(size), 0))
-        return alloc_malloc_sample_point(size);
-#endif
     unsigned cls;
     if (__builtin_expect(size <= SC_LUT_MAX, 1))
         cls = sc_lut[size];
     else if (size <= SMALL_MAX)
         cls = sc_of(size);
     else
-        return alloc_malloc_slow(size);
+        return miss_path(size);
     void *p;
     FRONTEND_POP(p, cls, miss);
     return p;
 miss:
-    return alloc_malloc_slow(size);
+    return miss_path(size);
+}
+
+static inline void *alloc_malloc(size_t size)
+{
+#if PROFILE_IN_FAST_PATH
+    if (__builtin_expect(sampler_count(size), 0))
+        return alloc_malloc_sample_point(size);
+#endif
+    return alloc_malloc_unsampled(size, alloc_malloc_slow);
 }
 
 static inline void alloc_free(void *p)

@@ -10,6 +10,7 @@
 #include <new>
 
 #include "corealloc.h"
+#include "api/cxx_new.h"
 extern "C" {
 #include "platform/diag.h"
 }
@@ -40,20 +41,28 @@ std::new_handler current_handler()
     return std::get_new_handler ? std::get_new_handler() : nullptr;
 }
 
-void *allocate(std::size_t size, std::size_t alignment)
+// After an attempt failed: the new_handler, and another attempt, until one
+// succeeds or there is no handler.
+void *allocate_after_failure(std::size_t size, std::size_t alignment)
 {
     for (;;) {
+        std::new_handler handler = current_handler();
+        if (!handler) {
+            if (!std::__throw_bad_alloc)
+                diag_fatal("operator new: out of memory, and no C++ runtime loaded to throw std::bad_alloc");
+            std::__throw_bad_alloc();
+        }
+        handler();
         if (void *p = attempt(size, alignment))
             return p;
-        std::new_handler handler = current_handler();
-        if (handler) {
-            handler();
-            continue;
-        }
-        if (!std::__throw_bad_alloc)
-            diag_fatal("operator new: out of memory, and no C++ runtime loaded to throw std::bad_alloc");
-        std::__throw_bad_alloc();
     }
+}
+
+void *allocate(std::size_t size, std::size_t alignment)
+{
+    if (void *p = attempt(size, alignment))
+        return p;
+    return allocate_after_failure(size, alignment);
 }
 
 // No exception of ours: out of memory, the C++ runtime may have no memory
@@ -81,8 +90,10 @@ using std::align_val_t;
 using std::nothrow_t;
 using std::size_t;
 
-EXPORT void *operator new(size_t n) { return allocate(n, 0); }
-EXPORT void *operator new[](size_t n) { return allocate(n, 0); }
+extern "C" void *alloc_cxx_new_failed(size_t n) { return allocate_after_failure(n, 0); }
+
+EXPORT void *operator new(size_t n) { return alloc_cxx_new(n); }
+EXPORT void *operator new[](size_t n) { return alloc_cxx_new(n); }
 EXPORT void *operator new(size_t n, const nothrow_t &) noexcept { return allocate_nothrow(n, 0); }
 EXPORT void *operator new[](size_t n, const nothrow_t &) noexcept { return allocate_nothrow(n, 0); }
 EXPORT void *operator new(size_t n, align_val_t a) { return allocate(n, size_t(a)); }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "api/alloc.h"
+#include "api/cxx_new.h"
 #include "api/init.h"
 #include "api/profile.h"
 #include "api/report.h"
@@ -13,12 +14,32 @@
 #include "platform/os.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define ALIAS(target) EXPORT __attribute__((alias(#target)))
+#define ALIAS(target) EXPORT COREALLOC_NOTHROW __attribute__((alias(#target)))
 
 static bool power_of_two(size_t v) { return v && !(v & (v - 1)); }
 
 EXPORT void *corealloc_malloc(size_t size) { return alloc_malloc(size); }
 EXPORT void corealloc_free(void *ptr) { alloc_free(ptr); }
+/* operator new past a miss of the fast path: malloc's slow path, then the
+ * C++ side's new_handler loop. Not inlined, so the fast path saves nothing
+ * for it. */
+__attribute__((noinline)) static void *cxx_new_slow(size_t size)
+{
+    void *p = alloc_malloc_slow(size);
+    return p ? p : alloc_cxx_new_failed(size);
+}
+
+void *alloc_cxx_new(size_t size)
+{
+#if PROFILE_IN_FAST_PATH
+    if (__builtin_expect(sampler_count(size), 0)) {
+        void *p = alloc_malloc_sample_point(size);
+        return p ? p : alloc_cxx_new_failed(size);
+    }
+#endif
+    return alloc_malloc_unsampled(size, cxx_new_slow);
+}
+
 EXPORT void *corealloc_calloc(size_t count, size_t size) { return alloc_calloc(count, size); }
 EXPORT void *corealloc_realloc(void *ptr, size_t size) { return alloc_realloc(ptr, size); }
 

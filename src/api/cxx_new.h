@@ -1,0 +1,26 @@
+/* operator new's way through the C side: it jumps to alloc_cxx_new, which
+ * is malloc's fast path, and only where malloc fails does it call back into
+ * the C++ side, whose new_handler loop returns a block or throws. So a
+ * plain new costs what malloc does: no call of its own around malloc's, no
+ * check for the C++ runtime before the allocation. */
+#ifndef COREALLOC_CXX_NEW_H
+#define COREALLOC_CXX_NEW_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A block of size bytes (never NULL: it throws, or the process ends, when
+ * none can be had). In api/exports.c. */
+void *alloc_cxx_new(size_t size);
+/* After malloc failed: the new_handler loop of operator new. In
+ * api/cxx_operators.cpp. */
+void *alloc_cxx_new_failed(size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
