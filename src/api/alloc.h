@@ -45,10 +45,11 @@ const char *alloc_frontend_name(void);
  * start-up the class table is zero and the sections miss, so the slow
  * path (which starts the allocator up) recomputes the class. The
  * profiling library counts every request first, so its slow path does
- * not (see api/profile.h). */
-/* malloc's fast path past the profiler's count: a block popped off the
+ * not (see api/profile.h).
+ *
+ * malloc's fast path past the profiler's count: a block popped off the
  * front end, or else what miss_path(size) returns (a constant: the call is
- * a jump). */
+ * a jump; operator new passes its own, see api/cxx_new.h). */
 static inline void *alloc_malloc_unsampled(size_t size, void *(*miss_path)(size_t))
 {
     unsigned cls;

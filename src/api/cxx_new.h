@@ -1,8 +1,8 @@
 /* operator new's way through the C side: it jumps to alloc_cxx_new, which
  * is malloc's fast path, and only where malloc fails does it call back into
  * the C++ side, whose new_handler loop returns a block or throws. So a
- * plain new costs what malloc does: no call of its own around malloc's, no
- * check for the C++ runtime before the allocation. */
+ * plain new is malloc's fast path and one jump: no frame around a call of
+ * malloc, no check for the C++ runtime before the allocation. */
 #ifndef COREALLOC_CXX_NEW_H
 #define COREALLOC_CXX_NEW_H
 

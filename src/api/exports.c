@@ -20,6 +20,9 @@ static bool power_of_two(size_t v) { return v && !(v & (v - 1)); }
 
 EXPORT void *corealloc_malloc(size_t size) { return alloc_malloc(size); }
 EXPORT void corealloc_free(void *ptr) { alloc_free(ptr); }
+EXPORT void *corealloc_calloc(size_t count, size_t size) { return alloc_calloc(count, size); }
+EXPORT void *corealloc_realloc(void *ptr, size_t size) { return alloc_realloc(ptr, size); }
+
 /* operator new past a miss of the fast path: malloc's slow path, then the
  * C++ side's new_handler loop. Not inlined, so the fast path saves nothing
  * for it. */
@@ -39,9 +42,6 @@ void *alloc_cxx_new(size_t size)
 #endif
     return alloc_malloc_unsampled(size, cxx_new_slow);
 }
-
-EXPORT void *corealloc_calloc(size_t count, size_t size) { return alloc_calloc(count, size); }
-EXPORT void *corealloc_realloc(void *ptr, size_t size) { return alloc_realloc(ptr, size); }
 
 EXPORT void corealloc_free_sized(void *ptr, size_t size)
 {
