@@ -103,6 +103,26 @@ void central_init(void)
     batchpool_init();
 }
 
+/* Lists sb as partly free: first, or in tight mode in address order, so
+ * that blocks are taken from the lowest partial superblock first. Class
+ * lock held. */
+static void partial_insert(struct central *ce, struct superblock *sb)
+{
+    struct superblock *after = NULL;
+    if (opt.tight)
+        for (struct superblock *q = ce->partial; q && q->start < sb->start; q = q->next)
+            after = q;
+    sb->list = SB_LIST_PARTIAL;
+    sb->prev = after;
+    sb->next = after ? after->next : ce->partial;
+    if (sb->next)
+        sb->next->prev = sb;
+    if (after)
+        after->next = sb;
+    else
+        ce->partial = sb;
+}
+
 /* Puts one object back into its superblock; false for a double free.
  * Class lock held. */
 static bool return_to_superblock(struct central *ce, void *p)
@@ -128,23 +148,8 @@ static bool return_to_superblock(struct central *ce, void *p)
         sb_release_empty(sb);
         return true;
     }
-    if (sb->list != SB_LIST_PARTIAL) {
-        /* Tight mode keeps the list in address order, so blocks are taken
-         * from the lowest partial superblock first. */
-        struct superblock *after = NULL;
-        if (opt.tight)
-            for (struct superblock *q = ce->partial; q && q->start < sb->start; q = q->next)
-                after = q;
-        sb->list = SB_LIST_PARTIAL;
-        sb->prev = after;
-        sb->next = after ? after->next : ce->partial;
-        if (sb->next)
-            sb->next->prev = sb;
-        if (after)
-            after->next = sb;
-        else
-            ce->partial = sb;
-    }
+    if (sb->list != SB_LIST_PARTIAL)
+        partial_insert(ce, sb);
     sb_gave(sb, p);
     return true;
 }
@@ -212,15 +217,19 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     n = cut_allowance(ce, cls, n);
     while (got < n) {
         struct superblock *sb = ce->partial;
-        if (!sb) {
-            sb = sb_acquire(cls);
-            if (!sb)
+        /* Tight mode takes the lowest free addresses first: an empty
+         * superblock still resident below the lowest partial one before
+         * it (the thread moved between CPUs, say, and a cache there holds
+         * the only blocks out of a higher superblock). */
+        if (!sb || (opt.tight && sb_resident_empty_below(cls, sb->start))) {
+            struct superblock *more = sb_acquire(cls);
+            if (!more && !sb)
                 break; /* out of memory, or at the limit */
-            ce->superblocks++;
-            sb->list = SB_LIST_PARTIAL;
-            sb->prev = NULL;
-            sb->next = NULL;
-            ce->partial = sb;
+            if (more) {
+                ce->superblocks++;
+                partial_insert(ce, more);
+                sb = ce->partial;
+            }
         }
         CA_ASSERT(sb->cls == cls && !sb_exhausted(sb));
         got += sb_take(sb, out + got, n - got);

@@ -233,16 +233,41 @@ static bool grow_chunk_pool(void)
     return true;
 }
 
+/* Tight mode's pick of a (non-empty) list of empty superblocks: the
+ * lowest resident one, memory held already, or else the lowest. */
+static struct superblock **lowest_empty(struct superblock **list)
+{
+    struct superblock **lowest = list, **resident = NULL;
+    for (struct superblock **at = list; *at; at = &(*at)->next) {
+        if ((*at)->start < (*lowest)->start)
+            lowest = at;
+        if ((*at)->residency == SB_RESIDENT && (!resident || (*at)->start < (*resident)->start))
+            resident = at;
+    }
+    return resident ? resident : lowest;
+}
+
 /* The superblock of a list of empty ones to reuse: the first (the most
- * recently emptied, likely still resident), or in tight mode the lowest. */
+ * recently emptied, likely still resident), or tight mode's pick. */
 static struct superblock **pick_empty(struct superblock **list)
 {
-    struct superblock **pick = list;
-    if (opt.tight)
-        for (struct superblock **at = pick; *at; at = &(*at)->next)
-            if ((*at)->start < (*pick)->start)
-                pick = at;
-    return pick;
+    return opt.tight ? lowest_empty(list) : list;
+}
+
+static bool resident_below(struct superblock **list, uintptr_t addr)
+{
+    struct superblock *sb = *list ? *lowest_empty(list) : NULL;
+    return sb && sb->residency == SB_RESIDENT && sb->start < addr;
+}
+
+bool sb_resident_empty_below(unsigned cls, uintptr_t addr)
+{
+    if (class_empty[cls] || zone_active()) /* sb_acquire's first choice */
+        return resident_below(&class_empty[cls], addr);
+    lock_acquire(&chunk_lock);
+    bool below = resident_below(&chunk_pool, addr);
+    lock_release(&chunk_lock);
+    return below;
 }
 
 static struct superblock *take_from_chunk_pool(unsigned cls)

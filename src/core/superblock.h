@@ -64,6 +64,10 @@ struct superblock *sb_of(uintptr_t addr);
  * space. NULL when out of memory or at the memory limit. Caller holds the
  * class lock. */
 struct superblock *sb_acquire(unsigned cls);
+/* Tight mode: whether sb_acquire(cls) would take a resident empty
+ * superblock lying below addr (lower free addresses, and no page to fault
+ * in). Caller holds the class lock. */
+bool sb_resident_empty_below(unsigned cls, uintptr_t addr);
 /* A superblock whose blocks have all returned: kept for reuse or purged.
  * Caller holds the class lock (and has unlinked it). */
 void sb_release_empty(struct superblock *sb);
