@@ -1,8 +1,9 @@
-/* operator new's way through the C side: it jumps to alloc_cxx_new, which
- * is malloc's fast path, and only where malloc fails does it call back into
- * the C++ side, whose new_handler loop returns a block or throws. So a
- * plain new is malloc's fast path and one jump: no frame around a call of
- * malloc, no check for the C++ runtime before the allocation. */
+/* operator new's way through the C side: plain new and new[] are
+ * alloc_cxx_new (aliases in api/exports.c), which is malloc's fast path,
+ * and only where malloc fails does it call back into the C++ side, whose
+ * new_handler loop returns a block or throws. So a plain new is malloc's
+ * fast path: no frame around a call of malloc, no check for the C++
+ * runtime before the allocation. */
 #ifndef COREALLOC_CXX_NEW_H
 #define COREALLOC_CXX_NEW_H
 

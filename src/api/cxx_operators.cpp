@@ -92,8 +92,8 @@ using std::size_t;
 
 extern "C" void *alloc_cxx_new_failed(size_t n) { return allocate_after_failure(n, 0); }
 
-EXPORT void *operator new(size_t n) { return alloc_cxx_new(n); }
-EXPORT void *operator new[](size_t n) { return alloc_cxx_new(n); }
+// operator new(size_t), new[](size_t), and plain and sized delete and
+// delete[] are aliases in api/exports.c.
 EXPORT void *operator new(size_t n, const nothrow_t &) noexcept { return allocate_nothrow(n, 0); }
 EXPORT void *operator new[](size_t n, const nothrow_t &) noexcept { return allocate_nothrow(n, 0); }
 EXPORT void *operator new(size_t n, align_val_t a) { return allocate(n, size_t(a)); }
@@ -107,12 +107,8 @@ EXPORT void *operator new[](size_t n, align_val_t a, const nothrow_t &) noexcept
     return allocate_nothrow(n, size_t(a));
 }
 
-EXPORT void operator delete(void *p) noexcept { corealloc_free(p); }
-EXPORT void operator delete[](void *p) noexcept { corealloc_free(p); }
 EXPORT void operator delete(void *p, const nothrow_t &) noexcept { corealloc_free(p); }
 EXPORT void operator delete[](void *p, const nothrow_t &) noexcept { corealloc_free(p); }
-EXPORT void operator delete(void *p, size_t n) noexcept { corealloc_free_sized(p, n); }
-EXPORT void operator delete[](void *p, size_t n) noexcept { corealloc_free_sized(p, n); }
 EXPORT void operator delete(void *p, align_val_t) noexcept { corealloc_free(p); }
 EXPORT void operator delete[](void *p, align_val_t) noexcept { corealloc_free(p); }
 EXPORT void operator delete(void *p, align_val_t, const nothrow_t &) noexcept { corealloc_free(p); }

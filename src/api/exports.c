@@ -168,6 +168,21 @@ size_t malloc_usable_size(void *) ALIAS(corealloc_usable_size);
 void free_sized(void *, size_t) ALIAS(corealloc_free_sized);
 void free_aligned_sized(void *, size_t, size_t) ALIAS(corealloc_free_aligned_sized);
 
+/* The hot C++ operators by their Itanium ABI names, as aliases (which only
+ * a definition in the same object can have, so they are here and not in
+ * cxx_operators.cpp with the rest): operator new and new[] are
+ * alloc_cxx_new, plain and sized delete and delete[] are free and
+ * free_sized, each without a jump in between. 'm' is size_t's mangling as
+ * unsigned long. */
+_Static_assert(_Generic((size_t)0, unsigned long: 1, default: 0), "size_t mangles as unsigned long");
+#define CXX_ALIAS(target) EXPORT __attribute__((alias(#target)))
+void *_Znwm(size_t) CXX_ALIAS(alloc_cxx_new);
+void *_Znam(size_t) CXX_ALIAS(alloc_cxx_new);
+void _ZdlPv(void *) ALIAS(corealloc_free);
+void _ZdaPv(void *) ALIAS(corealloc_free);
+void _ZdlPvm(void *, size_t) ALIAS(corealloc_free_sized);
+void _ZdaPvm(void *, size_t) ALIAS(corealloc_free_sized);
+
 /* glibc's internal names, which some programs and libraries call directly. */
 void *__libc_malloc(size_t) ALIAS(corealloc_malloc);
 void __libc_free(void *) ALIAS(corealloc_free);
