@@ -77,7 +77,8 @@
 
 
 /* Pops the top of the class's stack into item (a void *), or jumps to
- * miss when it is empty (or stopped). */
+ * miss when it is empty (or stopped). item is loaded into %rax, where
+ * malloc returns it: no move after the section. */
 #define ARCH_SLAB_POP(item_, layout_sym, cls_, miss)                           \
     do {                                                                       \
         uintptr_t slab_, top_;                                                 \
@@ -89,7 +90,7 @@
                      "subl $1, %k[top]\n\t"                                    \
                      "movl %k[top], (%[slab],%[cls],8)\n"                      \
                      "2:\n\t" CA_RSEQ_ABORT                                    \
-                     : [slab] "=&r"(slab_), [top] "=&r"(top_), [item] "=&r"(item_) \
+                     : [slab] "=&r"(slab_), [top] "=&r"(top_), [item] "=&a"(item_) \
                      : [cls] "r"((uintptr_t)(cls_))                            \
                      : "memory", "cc"                                          \
                      : miss);                                                  \
