@@ -25,7 +25,8 @@
         COREALLOC_VERSION_MINOR) "." COREALLOC_STRINGIFY(COREALLOC_VERSION_PATCH)
 
 /* None of these throws: C++ code calls them with no unwinding around the
- * call (operator delete's call of corealloc_free is a jump). */
+ * call (the nothrow and aligned forms of operator delete jump to
+ * corealloc_free). */
 #define COREALLOC_NOTHROW __attribute__((nothrow))
 
 #ifdef __cplusplus

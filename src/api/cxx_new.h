@@ -1,9 +1,8 @@
-/* operator new's way through the C side: plain new and new[] are
- * alloc_cxx_new (aliases in api/exports.c), which is malloc's fast path,
- * and only where malloc fails does it call back into the C++ side, whose
- * new_handler loop returns a block or throws. So a plain new is malloc's
- * fast path: no frame around a call of malloc, no check for the C++
- * runtime before the allocation. */
+/* operator new's way through the C side: plain new and new[] are aliases,
+ * in api/exports.c, of malloc's fast path, and only where malloc fails do
+ * they call back into the C++ side, whose new_handler loop returns a block
+ * or throws. So a plain new is malloc's fast path: no frame around a call
+ * of malloc, no check for the C++ runtime before the allocation. */
 #ifndef COREALLOC_CXX_NEW_H
 #define COREALLOC_CXX_NEW_H
 
@@ -13,9 +12,6 @@
 extern "C" {
 #endif
 
-/* A block of size bytes (never NULL: it throws, or the process ends, when
- * none can be had). In api/exports.c. */
-void *alloc_cxx_new(size_t size);
 /* After malloc failed: the new_handler loop of operator new. In
  * api/cxx_operators.cpp. */
 void *alloc_cxx_new_failed(size_t size);

@@ -32,7 +32,9 @@ __attribute__((noinline)) static void *cxx_new_slow(size_t size)
     return p ? p : alloc_cxx_new_failed(size);
 }
 
-void *alloc_cxx_new(size_t size)
+/* operator new and new[] (aliases below): a block of size bytes, never
+ * NULL (the handler loop throws, or the process ends, when none can be had). */
+static void *cxx_new(size_t size)
 {
 #if PROFILE_IN_FAST_PATH
     if (__builtin_expect(sampler_count(size), 0)) {
@@ -171,13 +173,13 @@ void free_aligned_sized(void *, size_t, size_t) ALIAS(corealloc_free_aligned_siz
 /* The hot C++ operators by their Itanium ABI names, as aliases (which only
  * a definition in the same object can have, so they are here and not in
  * cxx_operators.cpp with the rest): operator new and new[] are
- * alloc_cxx_new, plain and sized delete and delete[] are free and
+ * cxx_new, plain and sized delete and delete[] are free and
  * free_sized, each without a jump in between. 'm' is size_t's mangling as
  * unsigned long. */
 _Static_assert(_Generic((size_t)0, unsigned long: 1, default: 0), "size_t mangles as unsigned long");
 #define CXX_ALIAS(target) EXPORT __attribute__((alias(#target)))
-void *_Znwm(size_t) CXX_ALIAS(alloc_cxx_new);
-void *_Znam(size_t) CXX_ALIAS(alloc_cxx_new);
+void *_Znwm(size_t) CXX_ALIAS(cxx_new);
+void *_Znam(size_t) CXX_ALIAS(cxx_new);
 void _ZdlPv(void *) ALIAS(corealloc_free);
 void _ZdaPv(void *) ALIAS(corealloc_free);
 void _ZdlPvm(void *, size_t) ALIAS(corealloc_free_sized);

@@ -262,7 +262,9 @@ static bool resident_below(struct superblock **list, uintptr_t addr)
 
 bool sb_resident_empty_below(unsigned cls, uintptr_t addr)
 {
-    if (class_empty[cls] || zone_active()) /* sb_acquire's first choice */
+    /* Where sb_acquire looks: the class's own empty superblocks, or
+     * without zones the pool every class shares. */
+    if (class_empty[cls] || zone_active())
         return resident_below(&class_empty[cls], addr);
     lock_acquire(&chunk_lock);
     bool below = resident_below(&chunk_pool, addr);
