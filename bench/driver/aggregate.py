@@ -74,6 +74,31 @@ def cost_relative_to_best(values: dict[str, float], higher_is_better: bool) -> d
     return {name: value / best for name, value in values.items()}
 
 
+@dataclass
+class Paired:
+    """One allocator's time relative to another's, repeat by repeat: the
+    allocators of a repeat ran one after the other, so a disturbance that
+    lasts seconds moves both of a pair, where medians taken apart keep it."""
+
+    median: float
+    lower_quartile: float
+    upper_quartile: float
+    pairs: int
+
+
+def paired_cost(mine: Cell, other: Cell, higher_is_better: bool) -> Paired | None:
+    """mine's time over other's in each repeat both completed (for a
+    throughput, other's over mine), as a median and quartiles; None without
+    two such repeats."""
+    others = {run.repeat: run.value for run in other.ok_runs if run.value}
+    ratios = sorted((others[run.repeat] / run.value if higher_is_better else run.value / others[run.repeat])
+                    for run in mine.ok_runs if run.value and run.repeat in others)
+    if len(ratios) < 2:
+        return None
+    lower, _, upper = statistics.quantiles(ratios, n=4, method="inclusive")
+    return Paired(statistics.median(ratios), lower, upper, len(ratios))
+
+
 def geometric_mean(values: list[float]) -> float | None:
     return statistics.geometric_mean(values) if values else None
 

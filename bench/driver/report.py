@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from aggregate import Cell, cells, cost_relative_to_best, row_keys, summarise
+from aggregate import Cell, cells, cost_relative_to_best, paired_cost, row_keys, summarise
 from allocators import ABLATION_LABELS
 from benchmarks import TABLE3, Benchmark
 from runner import Run
@@ -226,14 +226,29 @@ def fastest_section(runs: list[Run], benchmarks: list[Benchmark], allocators: li
         runner_up = f"{ranked[1]} ({ratios[ranked[1]]:.2f})" if len(ranked) > 1 else ""
         rows.append([benchmark.name, str(threads), ranked[0], f"{human(values[ranked[0]])} {benchmark.unit}",
                      runner_up, ratio_text(ratios.get("corealloc")),
-                     str(ranked.index("corealloc") + 1) if "corealloc" in ratios else ""])
+                     str(ranked.index("corealloc") + 1) if "corealloc" in ratios else "",
+                     paired_text(table_cells, benchmark, threads, [a for a in ranked if a != "corealloc"])])
     if not rows:
         return []
     return (["## Fastest per row", "",
              "The fastest allocator of every speed row (median over repeats), the runner-up with its time / "
-             "fastest, and corealloc's time / fastest and rank.", ""]
+             "fastest, and corealloc's time / fastest and rank. **corealloc / fastest peer, paired**: corealloc's "
+             "time over the fastest other allocator's within each repeat (they ran one after the other), the "
+             "median of those ratios and, in brackets, their quartiles: a difference smaller than that spread is "
+             "noise on this machine.", ""]
             + table(["benchmark", "threads", "fastest", "score", "runner-up", "corealloc / fastest",
-                     "corealloc rank"], rows))
+                     "corealloc rank", "corealloc / fastest peer, paired"], rows))
+
+
+def paired_text(table_cells, benchmark: Benchmark, threads: int, peers_ranked: list[str]) -> str:
+    mine = table_cells.get((benchmark.name, "corealloc", threads))
+    if mine is None or not peers_ranked:
+        return ""
+    peer = peers_ranked[0]
+    paired = paired_cost(mine, table_cells[(benchmark.name, peer, threads)], benchmark.higher_is_better)
+    if paired is None:
+        return ""
+    return f"{paired.median:.2f} [{paired.lower_quartile:.2f}-{paired.upper_quartile:.2f}] vs {peer}"
 
 
 def memory_section(table_cells, allocators: list[str], benchmarks: list[Benchmark]) -> list[str]:

@@ -6,20 +6,25 @@ report, raw runs and plots, record every crashalloc run as a failure, keep
 running the others after a crash, rotate the allocator order between
 repeats, compare the real program's output with glibc's, and show the
 summary (time / fastest, peak RSS / leanest), the fastest of each row and
-the spread of repeats; the memory benchmark in it must keep every key of
-its result line and show up in the Memory section."""
+the spread of repeats, and corealloc's paired ratio to the fastest peer
+(checked on made-up repeats too); the memory benchmark in it must keep every
+key of its result line and show up in the Memory section."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 DRIVER = Path(__file__).resolve().parent / "run.py"
+sys.path.insert(0, str(DRIVER.parent))
+from aggregate import Cell, paired_cost  # noqa: E402
+from runner import Run  # noqa: E402
 
 
 def check(condition: bool, message: str) -> None:
@@ -28,7 +33,25 @@ def check(condition: bool, message: str) -> None:
         sys.exit(1)
 
 
+def check_paired_cost() -> None:
+    """Pairs are matched by repeat: a repeat the other allocator failed, or
+    a failed run of mine, makes no pair."""
+    def cell(allocator: str, values: dict[int, float | None]) -> Cell:
+        return Cell([Run("b", allocator, 1, repeat, "ok" if value else "failed", value)
+                     for repeat, value in values.items()])
+    mine = cell("corealloc", {0: 100.0, 1: 200.0, 2: 50.0, 3: None, 4: 80.0})
+    other = cell("peer", {0: 110.0, 1: 190.0, 2: None, 3: 70.0, 4: 100.0})
+    throughput = paired_cost(mine, other, higher_is_better=True)  # 1.10, 0.95, 1.25
+    check(throughput is not None and throughput.pairs == 3 and abs(throughput.median - 1.10) < 1e-9
+          and abs(throughput.lower_quartile - 1.025) < 1e-9 and abs(throughput.upper_quartile - 1.175) < 1e-9,
+          f"paired ratios of throughputs: {throughput}")
+    seconds = paired_cost(mine, other, higher_is_better=False)  # 0.909, 1.053, 0.8
+    check(seconds is not None and abs(seconds.median - 100.0 / 110.0) < 1e-9, f"paired ratios of times: {seconds}")
+    check(paired_cost(mine, cell("peer", {1: 190.0, 3: 40.0}), True) is None, "one pair is not a spread")
+
+
 def main() -> int:
+    check_paired_cost()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build", type=Path, required=True)
     parser.add_argument("--crash-library", type=Path, required=True)
@@ -74,6 +97,8 @@ def main() -> int:
               "the summary table is missing a column or the glibc row")
         fastest = report.split("## Fastest per row")[1].split("\n## ")[0]
         check(any(line.startswith("| mmicro ") for line in fastest.splitlines()), "no mmicro row under Fastest per row")
+        check(re.search(r"^\| mmicro .*\| \d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\] vs glibc ", fastest, re.MULTILINE),
+              "the mmicro row shows no paired ratio of corealloc to glibc")
         mmicro_table = report.split("### mmicro")[1].split("###")[0]
         check("±" in mmicro_table, "the mmicro table shows no spread of its repeats")
         check("## Memory" in report and "### tiny-objects" in report.split("## Memory")[1],
