@@ -70,6 +70,18 @@ enum block_state sb_block_state(uintptr_t addr, unsigned cls)
     return BLOCK_HANDED_OUT;
 }
 
+/* Blocks the free fast path may admit: those below carved that lie below
+ * the lowest page given back (a purged page reads zero, so its blocks lost
+ * their marks; a free of one gets the closer look, which finds it in the
+ * superblock). */
+static uint32_t marked_below(const struct superblock *sb)
+{
+    if (!sb->holes)
+        return sb->carved;
+    uint64_t first_lost = ((uint64_t)__builtin_ctzll(sb->holes) << OS_PAGE_SHIFT) / sc_info[sb->cls].size;
+    return first_lost < sb->carved ? (uint32_t)first_lost : sb->carved;
+}
+
 /* The bound sb_zone_free_fast reads: recomputed whenever carved or holes
  * change, and 0 while not in use. Zone superblocks only (the fast path
  * knows no other). */
@@ -78,7 +90,7 @@ static void set_fast_bound(struct superblock *sb, bool in_use)
     if (!sb->zoned)
         return;
     /* Secure mode: 0 for good, every free gets the closer look. */
-    uint32_t bound = in_use && !sb->holes && !opt.secure ? sb->carved * sc_info[sb->cls].start_step : 0;
+    uint32_t bound = in_use && !opt.secure ? marked_below(sb) * sc_info[sb->cls].start_step : 0;
     struct zone_fast_entry *entry = zone_fast_entry_of(sb->start);
     entry->start_mult = sc_start_mult[sb->cls]; /* before the bound admits a free */
     __atomic_store_n(&entry->bound, bound, __ATOMIC_RELEASE);
@@ -495,11 +507,33 @@ static size_t purge_free_pages(struct superblock *sb, uint64_t candidates)
     return released;
 }
 
+/* Lowers carved to one past the highest block the program or a cache
+ * holds: the free blocks above it count as never carved (their bits
+ * cleared), so the pages they fill go back as holes above carved, where
+ * the free fast path's bound does not shrink for them. Lowest-first taking
+ * leaves the free blocks of a partial superblock mostly at its top. */
+static void uncarve_free_top(struct superblock *sb)
+{
+    uint64_t *bitmap = sb_bitmap(sb);
+    unsigned w = (sb->carved - 1u) / 64u;
+    uint64_t out = ~bitmap[w] & (~(uint64_t)0 >> (63 - (sb->carved - 1u) % 64));
+    while (!out) /* used > 0: some block below carved is out */
+        out = ~bitmap[--w];
+    unsigned carved = w * 64 + 64 - (unsigned)__builtin_clzll(out);
+    bitmap[w] &= ~(uint64_t)0 >> (63 - (carved - 1u) % 64);
+    memset(&bitmap[w + 1], 0, ((sb->carved + 63u) / 64u - (w + 1)) * sizeof(uint64_t));
+    sb->carved = (uint16_t)carved;
+    if (sb->cursor > w)
+        sb->cursor = (uint16_t)w;
+}
+
 size_t sb_purge_holes(struct superblock *sb)
 {
     CA_ASSERT(sb->list == SB_LIST_PARTIAL && sb->used > 0);
     /* Pages past the highest block ever handed out were never touched. */
     unsigned pages = (unsigned)(((uint64_t)sb->carved * sc_info[sb->cls].size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT);
+    if (!opt.secure) /* secure mode takes blocks at random: its carved is not a frontier */
+        uncarve_free_top(sb);
     return purge_free_pages(sb, pages >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << pages) - 1);
 }
 

@@ -31,7 +31,7 @@ enum sb_residency {
 struct superblock {
     struct superblock *next; /* on the class's partial or empty list */
     uint32_t guard0;
-    uint16_t carved; /* one past the highest block ever handed out */
+    uint16_t carved; /* one past the highest block handed out (lowered when the free top goes back) */
     uint16_t used;   /* blocks outside the superblock (caches, central, user) */
     struct superblock *prev;
     uint32_t guard1;
@@ -96,12 +96,13 @@ enum block_state {
 enum block_state sb_block_state(uintptr_t addr, unsigned cls);
 
 /* The free fast path's check, inline: addr, in a class zone, is the
- * start of a block of a zone superblock in use, among those ever handed
- * out, in a superblock with no page given back. Then a block without the
- * free mark is the program's: every free block of such a superblock was
- * marked when it was carved or freed. One cache line, the superblock's
- * fast entry: the class's start multiplier and the bound (start keys below
- * it: carved * start_step while in use with no page given back, else 0);
+ * start of a block of a zone superblock in use, among those handed out
+ * (below carved), below the lowest page given back. Then a block without
+ * the free mark is the program's: every free block there was marked when
+ * it was carved or freed, and kept its mark. One cache line, the
+ * superblock's fast entry: the class's start multiplier and the bound
+ * (start keys below it: that many blocks times start_step while in use,
+ * else 0);
  * false sends the free to a closer look (sb_block_state). A zone's fast
  * entries are mapped whole: the entry of a slot no superblock used reads
  * 0. */
