@@ -150,6 +150,16 @@ SUITE: tuple[Benchmark, ...] = (
     Benchmark("alloc-test", "alloc-test", lambda t, s: ["-t", str(t), "-n", per_thread(8e6 * s.work, t)],
               "steps_per_sec", "steps/s", "alloc-test N: the same with N threads sharing a fixed total of steps",
               standard=True),
+    Benchmark("working-set", "working-set",
+              lambda t, s: ["-t", str(t), "-n", per_thread(262144 if s.work >= 0.1 else 8192, t),
+                            "-r", scaled(20, s), "-o", "seq"],
+              "pairs_per_sec", "pairs/s", "a fixed total of 262,144 live blocks of 64 bytes (16 MiB) shared among "
+              "threads, every round all freed in allocation order and allocated again, 16 bytes of each written"),
+    Benchmark("working-set-shuffled", "working-set",
+              lambda t, s: ["-t", str(t), "-n", per_thread(262144 if s.work >= 0.1 else 8192, t),
+                            "-r", scaled(20, s), "-m", "512", "-o", "rnd"],
+              "pairs_per_sec", "pairs/s", "the same with blocks of 16..512 bytes (66 MiB in all), freed in a "
+              "shuffled order"),
     Benchmark("malloc-large", "malloc-large",
               lambda t, s: ["-n", "20", "-r", str(max(10, int(2000 * s.work ** 1.5))), "-m", "5", "-M", "25"],
               "replacements_per_sec", "replacements/s",
