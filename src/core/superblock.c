@@ -530,7 +530,8 @@ static void uncarve_free_top(struct superblock *sb)
 size_t sb_purge_holes(struct superblock *sb)
 {
     CA_ASSERT(sb->list == SB_LIST_PARTIAL && sb->used > 0);
-    /* Pages past the highest block ever handed out were never touched. */
+    /* Pages past the highest block ever carved were never touched: counted
+     * before carved comes down. */
     unsigned pages = (unsigned)(((uint64_t)sb->carved * sc_info[sb->cls].size + OS_PAGE_SIZE - 1) >> OS_PAGE_SHIFT);
     if (!opt.secure) /* secure mode takes blocks at random: its carved is not a frontier */
         uncarve_free_top(sb);
