@@ -240,11 +240,10 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
             sb->list = SB_LIST_NONE;
         }
     }
-    /* Every caller hands out[got - 1] out first and stacks the rest, the
-     * last on top: cut highest address first, the blocks go out lowest
-     * first, one ascending run across pages that the hardware prefetcher
-     * follows (in the other order, a run that falls within each page and
-     * climbs between them, the same writes took twice as long). */
+    /* Listed highest first (see central.h), the cut goes out as one
+     * ascending run across pages, which the hardware prefetcher follows (a
+     * run falling within each page and climbing between them took the
+     * same writes twice as long). */
     for (unsigned lo = 0, hi = got; lo + 1 < hi; lo++, hi--) {
         void *swap = out[lo];
         out[lo] = out[hi - 1];

@@ -13,7 +13,9 @@
 
 void central_init(void);
 /* Fills out[0..n) with up to n free objects of cls; returns how many (0 only
- * when out of memory). */
+ * when out of memory). Callers hand out[got - 1] out first and stack the
+ * rest, the last on top: blocks cut from superblocks are listed highest
+ * address first, so they go out lowest first. */
 unsigned central_alloc(unsigned cls, void **out, unsigned n);
 /* Takes back n objects of cls. Non-blocking when n is the class batch. */
 void central_free(unsigned cls, void *const *objs, unsigned n);

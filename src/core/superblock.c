@@ -522,9 +522,7 @@ static void uncarve_free_top(struct superblock *sb)
     unsigned carved = w * 64 + 64 - (unsigned)__builtin_clzll(out);
     bitmap[w] &= ~(uint64_t)0 >> (63 - (carved - 1u) % 64);
     memset(&bitmap[w + 1], 0, ((sb->carved + 63u) / 64u - (w + 1)) * sizeof(uint64_t));
-    sb->carved = (uint16_t)carved;
-    if (sb->cursor > w)
-        sb->cursor = (uint16_t)w;
+    sb->carved = (uint16_t)carved; /* the cursor stays valid: no bit was set */
 }
 
 size_t sb_purge_holes(struct superblock *sb)
