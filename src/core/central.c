@@ -20,7 +20,7 @@ struct central {
     struct stack full;  /* batches of exactly the class's batch size; its tag
                          * counts them and the traffic */
     uint32_t parked_limit; /* batches kept parked before some go back (see shed_batches) */
-    bool shed; /* batches went back to superblocks since the limit last grew (class lock) */
+    uint32_t shed; /* batches sent back to superblocks since the limit last grew (class lock) */
     _Alignas(64) uint64_t refills;
     _Alignas(64) uint64_t spills;
     uint64_t locked_spills; /* spills that took the lock (counted before the purger is woken) */
@@ -72,11 +72,13 @@ static void count_one(uint64_t *counter)
 /* Batches parked centrally beyond a limit go back to their superblocks (so
  * those can empty and be purged). The limit starts at 2 MiB of a class
  * (and at least 4, at most 512 batches, whose nodes would outweigh the
- * tiniest objects they hold); it doubles whenever a refill has to cut
- * blocks from superblocks after batches were sent back there (the working
- * set of the class is larger: moving blocks through the bitmaps costs
- * every object twice), up to 64 MiB and 8192 batches, and falls back when
- * the class is idle for the purge delay, its batches returned. */
+ * tiniest objects they hold). Whenever a refill has to cut blocks from
+ * superblocks after batches were sent back there, the working set of the
+ * class is larger (and moving blocks through the bitmaps costs every object
+ * twice): the limit grows by all it sent back since it last grew, at least
+ * doubling, so one round of a working set that is freed and allocated
+ * again whole is enough to fit it. Up to 64 MiB and 8192 batches; it falls
+ * back when the class is idle for the purge delay, its batches returned. */
 #define CENTRAL_BYTES_BASE ((size_t)2 << 20)
 #define CENTRAL_BATCHES_BASE_MAX 512u
 #define CENTRAL_BYTES_MAX ((size_t)64 << 20)
@@ -191,6 +193,16 @@ static unsigned cut_allowance(const struct central *ce, unsigned cls, unsigned n
     return most >= n ? n : most ? (unsigned)most : 1;
 }
 
+/* A parked batch's objects are fetched together, as it is taken: freed in
+ * any order, they may lie anywhere in memory, each on a line long gone from
+ * the cache, and the program writes each as malloc hands it out. Fetched
+ * one malloc at a time, each would wait out a whole miss. */
+static void prefetch_objects(void *const *objs, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        __builtin_prefetch(objs[i], 1, 3);
+}
+
 unsigned central_alloc(unsigned cls, void **out, unsigned n)
 {
     struct central *ce = &classes[cls];
@@ -200,18 +212,19 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
         if (b) {
             memcpy(out, b->objects, b->count * sizeof(void *));
             got = b->count;
+            prefetch_objects(out, got);
             batchpool_put(b);
             count_one(&ce->refills);
             return got;
         }
     }
     lock_acquire(&ce->lock);
-    if (ce->shed) { /* cutting again what was just sent back: keep more */
-        ce->shed = false;
+    if (ce->shed) { /* cutting again what was just sent back: keep all that */
         uint32_t most = opt.tight || footprint_purge_at_once()
                             ? base_limit(cls)
                             : batches_within(cls, CENTRAL_BYTES_MAX, CENTRAL_BATCHES_MAX);
-        uint32_t grown = ce->parked_limit * 2;
+        uint32_t limit = ce->parked_limit, grown = limit + (ce->shed > limit ? ce->shed : limit);
+        ce->shed = 0;
         __atomic_store_n(&ce->parked_limit, grown < most ? grown : most, __ATOMIC_RELAXED);
     }
     n = cut_allowance(ce, cls, n);
@@ -265,13 +278,14 @@ static void shed_batches(struct central *ce, unsigned cls)
     uint32_t limit = __atomic_load_n(&ce->parked_limit, __ATOMIC_RELAXED);
     if (stack_depth(&ce->full) <= limit || !lock_try(&ce->lock))
         return;
+    uint32_t shed = 0;
     while (stack_depth(&ce->full) > limit / 2) {
         struct batch *old = stack_pop(&ce->full);
         if (!old)
             break;
-        return_batches(ce, cls, old);
+        shed += return_batches(ce, cls, old);
     }
-    ce->shed = true;
+    ce->shed = ce->shed + shed < CENTRAL_BATCHES_MAX ? ce->shed + shed : CENTRAL_BATCHES_MAX; /* no wrap */
     lock_release(&ce->lock);
 }
 
@@ -315,7 +329,7 @@ size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_th
     }
     if (batches_back == CENTRAL_ALL_BATCHES) {
         __atomic_store_n(&ce->parked_limit, base_limit(cls), __ATOMIC_RELAXED);
-        ce->shed = false;
+        ce->shed = 0;
     }
     size_t released = sb_purge_class_empties(cls, older_than_ns, kind);
     lock_release(&ce->lock);

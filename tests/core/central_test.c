@@ -4,7 +4,8 @@
  * first word, so an object handed to two holders at once is caught; counts
  * in and out must balance; trimming returns the superblocks. A cut takes
  * at most a quarter of what the class has out (or a page's worth), so each
- * class is first given enough out for whole cuts. */
+ * class is first given enough out for whole cuts. A working set freed and
+ * allocated again whole is parked whole from its second round. */
 #include <stdint.h>
 
 #include "api/alloc.h"
@@ -90,10 +91,58 @@ static void test_cut_allowance(unsigned cls)
     CHECK_EQ(stats.blocks_out, 0);
 }
 
+/* Takes n blocks of cls into objs, cut or parked, a batch at a time. */
+static void take_blocks(unsigned cls, void **objs, unsigned n)
+{
+    for (unsigned held = 0; held < n;) {
+        unsigned want = n - held < sc_info[cls].batch ? n - held : sc_info[cls].batch;
+        unsigned got = central_alloc(cls, &objs[held], want);
+        REQUIRE(got > 0);
+        held += got;
+    }
+}
+
+static uint64_t batches_parked(unsigned cls)
+{
+    struct central_class_stats stats;
+    central_class_stats(cls, &stats);
+    return stats.batches_central;
+}
+
+/* A working set freed whole and allocated again, well past the parked
+ * limit it starts with: the first round sends batches back to the
+ * superblocks, and the limit grows by all of them when they are cut again,
+ * so from the second round on the whole set stays parked. */
+static void test_parked_limit_fits_a_round(unsigned cls)
+{
+    enum { BATCHES = 2000 };
+    static void *objs[BATCHES * SC_BATCH_MAX];
+    struct central_class_stats stats;
+    central_class_stats(cls, &stats);
+    REQUIRE_MSG(stats.refills == 0 && stats.blocks_out == 0, "class %u was used before the test", cls);
+    unsigned batch = sc_info[cls].batch, n = BATCHES * batch;
+    take_blocks(cls, objs, n);
+    for (unsigned round = 1; round <= 3; round++) {
+        for (unsigned i = 0; i < n; i += batch)
+            central_free(cls, &objs[i], batch);
+        uint64_t parked = batches_parked(cls);
+        if (round == 1)
+            REQUIRE_MSG(parked < BATCHES, "%lu batches parked: past the first limit, some go back",
+                        (unsigned long)parked);
+        else
+            CHECK_MSG(parked == BATCHES, "round %u: %lu of %u batches parked", round, (unsigned long)parked,
+                      BATCHES);
+        take_blocks(cls, objs, n);
+    }
+    for (unsigned i = 0; i < n; i += batch)
+        central_free(cls, &objs[i], batch);
+}
+
 int main(void)
 {
     init_ensure();
     test_cut_allowance(sc_of(1792));
+    test_parked_limit_fits_a_round(sc_of(64));
     for (unsigned i = 0; i < sizeof test_classes / sizeof test_classes[0]; i++)
         central_hold_until_whole_batches(test_classes[i]);
     struct central_class_stats before[SC_COUNT], after;
