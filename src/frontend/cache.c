@@ -373,3 +373,11 @@ size_t cache_slab_bytes_held(void **slab)
         bytes += (size_t)cache_count(slab, c) * sc_info[c].size;
     return bytes;
 }
+
+uint64_t cache_slab_tops_digest(void **slab)
+{
+    uint64_t digest = 0;
+    for (unsigned c = 0; c < SC_COUNT; c++)
+        digest = digest * 0x9E3779B97F4A7C15u + __atomic_load_n(&cache_hdr(slab, c)->top, __ATOMIC_RELAXED);
+    return digest;
+}

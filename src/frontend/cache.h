@@ -165,5 +165,9 @@ void cache_slab_flush(void **slab);
 bool cache_slab_holds(void **slab, unsigned cls, const void *p);
 /* Bytes of objects held by the slab (racy read: for statistics). */
 size_t cache_slab_bytes_held(void **slab);
+/* A digest of where every stack's top is (racy read): hits move tops
+ * without any counter, so a cache whose digest stays the same over a
+ * while is one nobody used. */
+uint64_t cache_slab_tops_digest(void **slab);
 
 #endif

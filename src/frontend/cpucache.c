@@ -362,3 +362,12 @@ void cpucache_id_misses(unsigned id, uint64_t *empty, uint64_t *full)
         *full = __atomic_load_n(&counters[id].misses_full, __ATOMIC_RELAXED);
     }
 }
+
+uint64_t cpucache_id_activity(unsigned id)
+{
+    if (id >= cpucache_id_count() || !cache_slab_formatted(slab_of(id)))
+        return 0;
+    uint64_t empty, full;
+    cpucache_id_misses(id, &empty, &full);
+    return empty + full + cache_slab_tops_digest(slab_of(id));
+}

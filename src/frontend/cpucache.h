@@ -30,6 +30,8 @@ void cpucache_fork_child(void);
 unsigned cpucache_id_count(void);
 /* Slow-path entries of one id, from an empty cache and a full one. */
 void cpucache_id_misses(unsigned id, uint64_t *empty, uint64_t *full);
+/* What changes whenever one id's cache is used (see frontend.h). */
+uint64_t cpucache_id_activity(unsigned id);
 /* Whether some slab holds p in its stack of cls (racy reads). */
 bool cpucache_holds(const void *p, unsigned cls);
 /* Bytes held in all slabs (racy read, for statistics) and the slab count. */

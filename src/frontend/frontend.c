@@ -67,6 +67,11 @@ void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full)
     (void)id;
     *empty = *full = 0;
 }
+uint64_t frontend_id_activity(unsigned id)
+{
+    (void)id;
+    return 0;
+}
 
 void *frontend_alloc_slow(unsigned cls, bool *refilled)
 {
@@ -150,6 +155,11 @@ unsigned frontend_id_count(void)
 void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full)
 {
     cpucache_id_misses(id, empty, full);
+}
+
+uint64_t frontend_id_activity(unsigned id)
+{
+    return cpucache_id_activity(id);
 }
 
 void *frontend_alloc_slow(unsigned cls, bool *refilled)

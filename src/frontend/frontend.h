@@ -28,6 +28,10 @@ unsigned frontend_id_count(void);
 /* Slow-path entries of one id's cache so far: from an empty stack (refills)
  * and a full one (spills). */
 void frontend_id_misses(unsigned id, uint64_t *empty, uint64_t *full);
+/* A value that changes whenever one id's cache is used, hits included
+ * (which count nothing: its misses and where its stacks' tops are), so
+ * that a cache serving every call from its stacks is not taken for idle. */
+uint64_t frontend_id_activity(unsigned id);
 
 /* The slow paths behind the fast ones: an object of cls for the program
  * (NULL when out of memory), and p (a block of cls, checked and marked

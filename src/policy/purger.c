@@ -99,9 +99,7 @@ static bool purge_pass(uint64_t delay_ns)
     }
 
     for (unsigned id = 0; id < id_count; id++) {
-        uint64_t empty, full;
-        frontend_id_misses(id, &empty, &full);
-        if (unchanged_since(empty + full, &ids[id].activity, &ids[id].changed_ns, now) &&
+        if (unchanged_since(frontend_id_activity(id), &ids[id].activity, &ids[id].changed_ns, now) &&
             (hard || ids[id].changed_ns <= horizon))
             frontend_drain_id(id);
         else
@@ -154,12 +152,9 @@ static bool traffic_since_pass(void)
         if (traffic.activity != classes[c].activity)
             return true;
     }
-    for (unsigned id = 0; id < id_count; id++) {
-        uint64_t empty, full;
-        frontend_id_misses(id, &empty, &full);
-        if (empty + full != ids[id].activity)
+    for (unsigned id = 0; id < id_count; id++)
+        if (frontend_id_activity(id) != ids[id].activity)
             return true;
-    }
     return false;
 }
 

@@ -19,9 +19,15 @@
  *   decay start-age <delay_ms>  one holding a few blocks starts it at its
  *                               first refill from the central layer once it has
  *                               lived a quarter of the delay
+ *   decay busy <delay_ms>       a CPU cache that serves every call from its
+ *                               stacks (no slow path, so no miss counted) for
+ *                               three delays is not drained as if idle
  */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +220,68 @@ static void start_by_age(unsigned delay_ms)
     }
 }
 
+/* The refills of one CPU's cache so far, from the JSON statistics. */
+static long long cpu_refills(int cpu)
+{
+    size_t (*snprint)(char *, size_t, int) =
+        (size_t (*)(char *, size_t, int))corealloc_symbol("corealloc_stats_snprint");
+    static char buf[65536];
+    snprint(buf, sizeof buf, 1);
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "{\"id\":%d,\"misses_empty\":", cpu);
+    const char *at = strstr(buf, pattern);
+    REQUIRE_MSG(at, "no cache statistics for CPU %d", cpu);
+    return strtoll(at + strlen(pattern), NULL, 10);
+}
+
+static void busy(unsigned delay_ms)
+{
+    if (strcmp((const char *)((const char *(*)(void))corealloc_symbol("corealloc_frontend"))(), "rseq") != 0) {
+        puts("no per-CPU caches: nothing to check");
+        return;
+    }
+    int cpu = sched_getcpu();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+    /* Over 4 MiB held starts the purge thread. */
+    enum { BLOCKS = 6 * 1024, SET = 48 };
+    void **held = malloc(BLOCKS * sizeof *held), *set[SET];
+    REQUIRE(held != NULL);
+    for (int i = 0; i < BLOCKS; i++)
+        REQUIRE((held[i] = malloc(1024)) != NULL);
+    for (int i = 0; i < BLOCKS; i++)
+        free(held[i]);
+    free(held);
+    REQUIRE_MSG(thread_named("corealloc-purge") != 0, "no purge thread");
+    /* A set of blocks of a class the stack holds whole (one batch): after
+     * the first round, every call is a hit. */
+    for (int round = 0; round < 4; round++) {
+        for (int i = 0; i < SET; i++)
+            REQUIRE((set[i] = malloc(64)) != NULL);
+        for (int i = SET - 1; i >= 0; i--)
+            free(set[i]);
+    }
+    long long before = cpu_refills(cpu);
+    uint64_t rounds = 0;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        for (int i = 0; i < SET; i++)
+            set[i] = malloc(64);
+        for (int i = SET - 1; i >= 0; i--)
+            free(set[i]);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        rounds++;
+    } while ((uint64_t)(now.tv_sec - start.tv_sec) * 1000 + (uint64_t)(now.tv_nsec - start.tv_nsec) / 1000000 <
+             3 * (uint64_t)delay_ms);
+    long long after = cpu_refills(cpu);
+    printf("%llu rounds of hits over three delays; refills of CPU %d's cache meanwhile: %lld\n",
+           (unsigned long long)rounds, cpu, after - before);
+    CHECK_MSG(after == before, "a cache busy with hits was drained as if idle");
+}
+
 static void forked(unsigned delay_ms)
 {
     size_t baseline = rss_bytes();
@@ -254,8 +322,10 @@ int main(int argc, char **argv)
         start_by_size();
     else if (argc >= 3 && !strcmp(argv[1], "start-age"))
         start_by_age((unsigned)atoi(argv[2]));
+    else if (argc >= 3 && !strcmp(argv[1], "busy"))
+        busy((unsigned)atoi(argv[2]));
     else {
-        fprintf(stderr, "usage: decay idle|fork|metadata|start-age <delay_ms> | never | immediate | start-size\n");
+        fprintf(stderr, "usage: decay idle|fork|metadata|start-age|busy <delay_ms> | never | immediate | start-size\n");
         return 2;
     }
     return check_status();
