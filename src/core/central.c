@@ -12,6 +12,7 @@
 #include "platform/lock.h"
 #include "platform/options.h"
 #include "platform/os.h"
+#include "platform/rseq.h"
 
 /* The stack's head is the line both sides of a hand-off write; the
  * statistics each side counts are on lines of their own, written with
@@ -125,6 +126,99 @@ static void partial_insert(struct central *ce, struct superblock *sb)
         ce->partial = sb;
 }
 
+/* Takes sb off the partial list. Class lock held. */
+static void partial_remove(struct central *ce, struct superblock *sb)
+{
+    if (sb->prev)
+        sb->prev->next = sb->next;
+    else
+        ce->partial = sb->next;
+    if (sb->next)
+        sb->next->prev = sb->prev;
+    sb->list = SB_LIST_NONE;
+}
+
+/* Where each CPU (lane) cuts fresh blocks of each class from: a superblock
+ * of its own, so that two CPUs' blocks do not share pages. Interleaved in
+ * one page, the hardware prefetchers of each core pull the other's lines
+ * in, and every write after that crosses cores: glibc's bench-malloc-thread
+ * at two threads, whose blocks never move between threads, ran 1.15x slower
+ * when crossing cores was slow. A superblock a CPU cuts from records it
+ * (cut_by). Another CPU takes it over rather than start one more when the
+ * thread that cut there last is its own (the thread moved), or when that
+ * CPU has not cut the class for CUT_IDLE of the class's cuts (its thread
+ * is done with the class, or waits): separate superblocks cost pages, and
+ * only CPUs cutting side by side need them. Class lock held for a class's
+ * entries. */
+struct cut_source {
+    struct superblock *sb;
+    uintptr_t thread; /* the thread that cut last */
+    uint64_t cut;     /* the class's cut count then */
+};
+static struct cut_source cut_sources[LANES][SC_COUNT];
+#define CUT_IDLE 8u
+
+/* Whether another CPU than lane cuts from sb, for another thread, lately. */
+static bool cut_by_other(const struct central *ce, const struct superblock *sb, unsigned cls, unsigned lane,
+                         uintptr_t thread)
+{
+    if (!sb->cut_by || sb->cut_by == lane + 1u)
+        return false;
+    const struct cut_source *other = &cut_sources[sb->cut_by - 1u][cls];
+    return other->sb == sb && other->thread != thread && ce->cuts - other->cut < CUT_IDLE;
+}
+
+/* The superblock the calling CPU cuts blocks of cls from: its own while it
+ * has room, else the first partly free one no other CPU cuts from, else a
+ * new one (or, none to be had, any partly free one). NULL when there is
+ * none at all. Class lock held. */
+static struct superblock *cut_source(struct central *ce, unsigned cls)
+{
+    unsigned lane = lane_index();
+    uintptr_t thread = rseq_thread_token();
+    struct cut_source *mine = &cut_sources[lane][cls];
+    struct superblock *sb = mine->sb;
+    if (!sb || sb->list != SB_LIST_PARTIAL || sb->cls != cls || sb->cut_by != lane + 1u) {
+        for (sb = ce->partial; sb && cut_by_other(ce, sb, cls, lane, thread); sb = sb->next)
+            ;
+        if (!sb) {
+            sb = sb_acquire(cls);
+            if (sb) {
+                ce->superblocks++;
+                partial_insert(ce, sb);
+            } else
+                sb = ce->partial;
+        }
+        if (!sb)
+            return NULL;
+        if (sb->cut_by && cut_sources[sb->cut_by - 1u][cls].sb == sb)
+            cut_sources[sb->cut_by - 1u][cls].sb = NULL;
+        sb->cut_by = (uint16_t)(lane + 1u);
+        mine->sb = sb;
+    }
+    mine->thread = thread;
+    mine->cut = ce->cuts;
+    return sb;
+}
+
+/* Tight mode takes the lowest free addresses first, whichever CPU cuts:
+ * the lowest partly free superblock, or an empty one still resident below
+ * it (the thread moved between CPUs, say, and a cache there holds the only
+ * blocks out of a higher superblock). Class lock held. */
+static struct superblock *tight_source(struct central *ce, unsigned cls)
+{
+    struct superblock *sb = ce->partial;
+    if (!sb || sb_resident_empty_below(cls, sb->start)) {
+        struct superblock *more = sb_acquire(cls);
+        if (more) {
+            ce->superblocks++;
+            partial_insert(ce, more);
+            sb = ce->partial;
+        }
+    }
+    return sb;
+}
+
 /* Puts one object back into its superblock; false for a double free.
  * Class lock held. */
 static bool return_to_superblock(struct central *ce, void *p)
@@ -138,14 +232,8 @@ static bool return_to_superblock(struct central *ce, void *p)
     }
     ce->blocks_out--;
     if (sb->used == 0) {
-        if (sb->list == SB_LIST_PARTIAL) {
-            if (sb->prev)
-                sb->prev->next = sb->next;
-            else
-                ce->partial = sb->next;
-            if (sb->next)
-                sb->next->prev = sb->prev;
-        }
+        if (sb->list == SB_LIST_PARTIAL)
+            partial_remove(ce, sb);
         ce->superblocks--;
         sb_release_empty(sb);
         return true;
@@ -229,29 +317,13 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     }
     n = cut_allowance(ce, cls, n);
     while (got < n) {
-        struct superblock *sb = ce->partial;
-        /* Tight mode takes the lowest free addresses first: an empty
-         * superblock still resident below the lowest partial one before
-         * it (the thread moved between CPUs, say, and a cache there holds
-         * the only blocks out of a higher superblock). */
-        if (!sb || (opt.tight && sb_resident_empty_below(cls, sb->start))) {
-            struct superblock *more = sb_acquire(cls);
-            if (!more && !sb)
-                break; /* out of memory, or at the limit */
-            if (more) {
-                ce->superblocks++;
-                partial_insert(ce, more);
-                sb = ce->partial;
-            }
-        }
+        struct superblock *sb = opt.tight ? tight_source(ce, cls) : cut_source(ce, cls);
+        if (!sb)
+            break; /* out of memory, or at the limit */
         CA_ASSERT(sb->cls == cls && !sb_exhausted(sb));
         got += sb_take(sb, out + got, n - got);
-        if (sb_exhausted(sb)) {
-            ce->partial = sb->next;
-            if (ce->partial)
-                ce->partial->prev = NULL;
-            sb->list = SB_LIST_NONE;
-        }
+        if (sb_exhausted(sb))
+            partial_remove(ce, sb);
     }
     /* Listed highest first (see central.h), the cut goes out as one
      * ascending run across pages, which the hardware prefetcher follows (a

@@ -113,6 +113,7 @@ static void format(struct superblock *sb, unsigned cls)
             bitmap[blocks / 64] = ((uint64_t)1 << (blocks % 64)) - 1;
     }
     sb->cursor = 0;
+    sb->cut_by = 0;
     sb->holes = 0;
     sb->cls = (uint8_t)cls;
     sb->carved = 0;

@@ -45,7 +45,7 @@ struct superblock {
     uint64_t holes;       /* in use: bit i set when page i went back to the OS (all its blocks free) */
     uint32_t guard3;
     uint16_t cursor; /* no set bit below this bitmap word */
-    uint16_t pad;
+    uint16_t cut_by; /* 1 + the lane of the CPU that cuts from it (central.c), or 0 */
 };
 #define SB_CLOCK_SHIFT 20 /* about a millisecond */
 _Static_assert(SB_SIZE / SC_MIN_SIZE <= UINT16_MAX && SC_COUNT <= UINT8_MAX, "carved, used and cls fit");

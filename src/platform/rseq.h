@@ -55,6 +55,11 @@ void rseq_thread_area_set_id(int id);
 bool rseq_thread_ready(void);
 /* The id the calling thread ran on a moment ago (a hint, outside sections). */
 unsigned rseq_current_id(void);
+/* A value no other live thread has: the calling thread's thread pointer. */
+static inline uintptr_t rseq_thread_token(void)
+{
+    return (uintptr_t)__builtin_thread_pointer();
+}
 
 /* After rseq_fence(id) returns, no critical section that started before the
  * call is still running on id (id < 0: on any id). */

@@ -17,17 +17,9 @@
 /* The central refills of the class of `size` bytes so far. */
 static long long refills_of(size_t size)
 {
-    size_t (*snprint)(char *, size_t, int) =
-        (size_t (*)(char *, size_t, int))corealloc_symbol("corealloc_stats_snprint");
-    static char buf[65536];
-    snprint(buf, sizeof buf, 1);
-    char pattern[64];
-    snprintf(pattern, sizeof pattern, "{\"size\":%zu,", size);
-    const char *at = strstr(buf, pattern);
-    REQUIRE_MSG(at, "no class of %zu bytes in the statistics", size);
-    at = strstr(at, "\"refills\":");
-    REQUIRE(at != NULL);
-    return strtoll(at + strlen("\"refills\":"), NULL, 10);
+    char cls[32];
+    snprintf(cls, sizeof cls, "{\"size\":%zu,", size);
+    return stats_number_in(cls, "refills");
 }
 
 /* Rounds of allocating `count` blocks of `size`, then freeing them. */

@@ -220,18 +220,12 @@ static void start_by_age(unsigned delay_ms)
     }
 }
 
-/* The refills of one CPU's cache so far, from the JSON statistics. */
+/* The refills of one CPU's cache so far. */
 static long long cpu_refills(int cpu)
 {
-    size_t (*snprint)(char *, size_t, int) =
-        (size_t (*)(char *, size_t, int))corealloc_symbol("corealloc_stats_snprint");
-    static char buf[65536];
-    snprint(buf, sizeof buf, 1);
-    char pattern[64];
-    snprintf(pattern, sizeof pattern, "{\"id\":%d,\"misses_empty\":", cpu);
-    const char *at = strstr(buf, pattern);
-    REQUIRE_MSG(at, "no cache statistics for CPU %d", cpu);
-    return strtoll(at + strlen(pattern), NULL, 10);
+    char cache[32];
+    snprintf(cache, sizeof cache, "{\"id\":%d,", cpu);
+    return stats_number_in(cache, "misses_empty");
 }
 
 static void busy(unsigned delay_ms)

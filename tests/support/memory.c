@@ -69,16 +69,18 @@ size_t rss_bytes(void)
     return resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-long long stats_number(const char *key)
+long long stats_number_in(const char *object, const char *key)
 {
     REQUIRE(corealloc_active());
     size_t (*snprint)(char *, size_t, int) =
         (size_t (*)(char *, size_t, int))corealloc_symbol("corealloc_stats_snprint");
     static char buf[65536];
     snprint(buf, sizeof buf, 1);
+    const char *at = object ? strstr(buf, object) : buf;
+    REQUIRE_MSG(at, "no %s in the statistics", object);
     char pattern[128];
     snprintf(pattern, sizeof pattern, "\"%s\":", key);
-    const char *at = strstr(buf, pattern);
+    at = strstr(at, pattern);
     if (!at)
         fprintf(stderr, "statistics: %s\n", buf);
     REQUIRE_MSG(at, "no %s in the statistics", key);
@@ -88,6 +90,11 @@ long long stats_number(const char *key)
     if (!strncmp(at, "false", 5))
         return 0;
     return strtoll(at, NULL, 10);
+}
+
+long long stats_number(const char *key)
+{
+    return stats_number_in(NULL, key);
 }
 
 unsigned thread_count(void)

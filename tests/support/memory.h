@@ -32,6 +32,9 @@ const char *unadvised_huge_page_flag(void);
  * program with a failure when corealloc is not loaded or the key is absent.
  * Booleans read as 0 and 1. */
 long long stats_number(const char *key);
+/* The same, for the first key after the text object (an entry of a list,
+ * say "{\"size\":64,"); NULL: anywhere. */
+long long stats_number_in(const char *object, const char *key);
 /* Threads in this process (Threads: of /proc/self/status). */
 unsigned thread_count(void);
 /* Polls until rss_bytes() <= limit or timeout_ms passed; returns the last
