@@ -208,7 +208,27 @@ def summary_section(runs: list[Run], benchmarks: list[Benchmark], allocators: li
              "leaves its row out for that allocator and is counted under failed runs. The memory benchmarks' scores "
              "(not speeds) are under Memory.", ""]
             + table(["allocator", "time / fastest (common)", "time / fastest (own)", "rows", "fastest in",
-                     "peak RSS / leanest (common)", "peak RSS / leanest (own)", "leanest in", "failed runs"], rows))
+                     "peak RSS / leanest (common)", "peak RSS / leanest (own)", "leanest in", "failed runs"], rows)
+            + ["", cross_core_text(runs), ""])
+
+
+# A round trip past this is the slow state of a virtual machine's two CPUs
+# (about 400 ns against 100 on the machine this was written on).
+SLOW_CROSS_CORE_NS = 250.0
+
+
+def cross_core_text(runs: list[Run]) -> str:
+    """How fast the CPUs passed a cache line between them before the runs:
+    rows that hand memory between threads rank allocators differently when
+    it is slow, so a comparison should come from runs in one state."""
+    measured = sorted(run.cross_core_ns for run in runs if run.cross_core_ns)
+    if not measured:
+        return "Cross-core round trip: not measured (one CPU, or bench/core-latency failed)."
+    slow = sum(value > SLOW_CROSS_CORE_NS for value in measured)
+    return (f"Cross-core round trip before each run (`bench/core-latency`, in runs.json as `cross_core_ns`): "
+            f"median {measured[len(measured) // 2]:.0f} ns, {slow} of {len(measured)} runs past "
+            f"{SLOW_CROSS_CORE_NS:.0f} ns (the slow state, where rows that hand memory between threads rank "
+            f"allocators differently).")
 
 
 def fastest_section(runs: list[Run], benchmarks: list[Benchmark], allocators: list[str]) -> list[str]:

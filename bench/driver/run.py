@@ -25,7 +25,7 @@ import report
 from tqdm import tqdm
 from allocators import Allocator
 from benchmarks import TABLE3, Benchmark
-from runner import Context, Run, run_program
+from runner import Context, Run, cross_core_ns, run_program
 from scales import FULL, QUICK, SCALES, TINY, Scale
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -115,6 +115,7 @@ def plan(benchmarks: list[Benchmark], compared: list[Allocator], thread_counts: 
 
 def execute(job: Job, build: Path, context: Context) -> Run:
     run = Run(job.benchmark.name, job.allocator.name, job.threads, job.repeat, status="")
+    run.cross_core_ns = cross_core_ns(build / "bench" / "core-latency")
     if job.benchmark.real_program:
         return real_programs.run(job.benchmark.name, run, job.allocator, context)
     command = [str(build / "bench" / job.benchmark.program), *job.benchmark.arguments(job.threads, context.scale)]
@@ -171,7 +172,7 @@ def main(argv: list[str]) -> int:
         if benchmark.real_program and (missing := real_programs.missing_programs(benchmark.name)):
             notes.append(f"{benchmark.name}: not installed ({', '.join(missing)}), skipped")
     benchmarks = [b for b in benchmarks if not (b.real_program and real_programs.missing_programs(b.name))]
-    missing_programs = sorted({b.program for b in benchmarks if not b.real_program} | {"rusage-run"})
+    missing_programs = sorted({b.program for b in benchmarks if not b.real_program} | {"rusage-run", "core-latency"})
     missing_programs = [p for p in missing_programs if not (build / "bench" / p).exists()]
     if missing_programs:
         print(f"error: benchmark programs not built in {build / 'bench'}: {', '.join(missing_programs)}; "

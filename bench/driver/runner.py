@@ -63,6 +63,7 @@ class Run:
     involuntary_switches: int | None = None
     exit_code: int | None = None
     error: str = ""
+    cross_core_ns: float | None = None  # the CPUs' round trip just before (core-latency), None if not measured
     fields: dict = field(default_factory=dict)  # the benchmark's RESULT line
     stats: dict = field(default_factory=dict)  # corealloc's exit statistics
 
@@ -191,6 +192,22 @@ def record(run: Run, outcome: ProcessOutcome) -> Run:
     run.involuntary_switches = outcome.involuntary_switches
     run.exit_code = outcome.exit_code
     return run
+
+
+def cross_core_ns(probe: Path) -> float | None:
+    """The cross-core round trip now, from bench/core-latency (no allocator
+    preloaded), or None when it cannot be had."""
+    env = {key: value for key, value in os.environ.items() if key not in ("LD_PRELOAD", "BENCH_CHILD_PRELOAD")}
+    try:
+        completed = subprocess.run([str(probe)], env=env, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    fields = parse_result_line(completed.stdout) if completed.returncode == 0 else None
+    try:
+        value = float(fields["roundtrip_ns"]) if fields else 0.0
+    except (KeyError, ValueError):
+        return None
+    return value or None
 
 
 def run_program(run: Run, command: list[str], allocator: Allocator, metric: str, context: Context,

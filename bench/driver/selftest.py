@@ -95,6 +95,9 @@ def main() -> int:
         check("time / fastest" in summary and "peak RSS / leanest" in summary
               and any(line.startswith("| glibc ") for line in summary.splitlines()),
               "the summary table is missing a column or the glibc row")
+        check("Cross-core round trip" in summary, "the summary does not say how fast the CPUs passed a line")
+        probed = [r["cross_core_ns"] for r in runs]
+        check(len(os.sched_getaffinity(0)) < 2 or all(probed), f"a run without its cross-core round trip: {probed[:4]}")
         fastest = report.split("## Fastest per row")[1].split("\n## ")[0]
         check(any(line.startswith("| mmicro ") for line in fastest.splitlines()), "no mmicro row under Fastest per row")
         check(re.search(r"^\| mmicro .*\| \d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\] vs glibc ", fastest, re.MULTILINE),
