@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "arch/prefetch.h"
 #include "core/batchpool.h"
 #include "core/counters.h"
 #include "core/footprint.h"
@@ -288,7 +289,7 @@ static unsigned cut_allowance(const struct central *ce, unsigned cls, unsigned n
 static void prefetch_objects(void *const *objs, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
-        __builtin_prefetch(objs[i], 1, 3);
+        arch_prefetch_for_write(objs[i]);
 }
 
 unsigned central_alloc(unsigned cls, void **out, unsigned n)
