@@ -86,13 +86,29 @@ class Paired:
     pairs: int
 
 
-def paired_cost(mine: Cell, other: Cell, higher_is_better: bool) -> Paired | None:
+# A round trip past this is the slow state of a virtual machine's two CPUs
+# (about 400 ns against 100 on the machine this was written on).
+SLOW_CROSS_CORE_NS = 250.0
+
+
+def cross_core_state(run: Run) -> str | None:
+    """"fast" or "slow": how the CPUs passed a cache line just before the
+    run (None when not measured)."""
+    if not run.cross_core_ns:
+        return None
+    return "slow" if run.cross_core_ns > SLOW_CROSS_CORE_NS else "fast"
+
+
+def paired_cost(mine: Cell, other: Cell, higher_is_better: bool, state: str | None = None) -> Paired | None:
     """mine's time over other's in each repeat both completed (for a
     throughput, other's over mine), as a median and quartiles; None without
-    two such repeats."""
-    others = {run.repeat: run.value for run in other.ok_runs if run.value}
-    ratios = sorted((others[run.repeat] / run.value if higher_is_better else run.value / others[run.repeat])
-                    for run in mine.ok_runs if run.value and run.repeat in others)
+    two such repeats. With a state, only the repeats whose two runs both
+    found the CPUs in it (cross_core_state)."""
+    others = {run.repeat: run for run in other.ok_runs if run.value}
+    pairs = [(run.value, others[run.repeat].value) for run in mine.ok_runs
+             if run.value and run.repeat in others
+             and (state is None or cross_core_state(run) == cross_core_state(others[run.repeat]) == state)]
+    ratios = sorted(theirs / value if higher_is_better else value / theirs for value, theirs in pairs)
     if len(ratios) < 2:
         return None
     lower, _, upper = statistics.quantiles(ratios, n=4, method="inclusive")

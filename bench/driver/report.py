@@ -14,7 +14,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from aggregate import Cell, cells, cost_relative_to_best, paired_cost, row_keys, summarise
+from aggregate import (SLOW_CROSS_CORE_NS, Cell, cells, cost_relative_to_best, paired_cost, row_keys,
+                       summarise)
 from allocators import ABLATION_LABELS
 from benchmarks import TABLE3, Benchmark
 from runner import Run
@@ -212,11 +213,6 @@ def summary_section(runs: list[Run], benchmarks: list[Benchmark], allocators: li
             + ["", cross_core_text(runs), ""])
 
 
-# A round trip past this is the slow state of a virtual machine's two CPUs
-# (about 400 ns against 100 on the machine this was written on).
-SLOW_CROSS_CORE_NS = 250.0
-
-
 def cross_core_text(runs: list[Run]) -> str:
     """How fast the CPUs passed a cache line between them before the runs:
     rows that hand memory between threads rank allocators differently when
@@ -255,7 +251,8 @@ def fastest_section(runs: list[Run], benchmarks: list[Benchmark], allocators: li
              "fastest, and corealloc's time / fastest and rank. **corealloc / fastest peer, paired**: corealloc's "
              "time over the fastest other allocator's within each repeat (they ran one after the other), the "
              "median of those ratios and, in brackets, their quartiles: a difference smaller than that spread is "
-             "noise on this machine.", ""]
+             "noise on this machine. Where some repeats found the CPUs passing a line fast and some slow (see "
+             "Summary), the medians of each state's pairs follow, with their count.", ""]
             + table(["benchmark", "threads", "fastest", "score", "runner-up", "corealloc / fastest",
                      "corealloc rank", "corealloc / fastest peer, paired"], rows))
 
@@ -265,10 +262,17 @@ def paired_text(table_cells, benchmark: Benchmark, threads: int, peers_ranked: l
     if mine is None or not peers_ranked:
         return ""
     peer = peers_ranked[0]
-    paired = paired_cost(mine, table_cells[(benchmark.name, peer, threads)], benchmark.higher_is_better)
+    theirs = table_cells[(benchmark.name, peer, threads)]
+    paired = paired_cost(mine, theirs, benchmark.higher_is_better)
     if paired is None:
         return ""
-    return f"{paired.median:.2f} [{paired.lower_quartile:.2f}-{paired.upper_quartile:.2f}] vs {peer}"
+    text = f"{paired.median:.2f} [{paired.lower_quartile:.2f}-{paired.upper_quartile:.2f}] vs {peer}"
+    # Repeats in both states: each state's pairs apart, as the row may rank
+    # the two allocators differently in each.
+    by_state = {state: paired_cost(mine, theirs, benchmark.higher_is_better, state) for state in ("fast", "slow")}
+    if all(by_state.values()):
+        text += "; " + ", ".join(f"{state} {p.median:.2f} ({p.pairs})" for state, p in by_state.items())
+    return text
 
 
 def memory_section(table_cells, allocators: list[str], benchmarks: list[Benchmark]) -> list[str]:

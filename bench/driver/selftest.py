@@ -35,7 +35,8 @@ def check(condition: bool, message: str) -> None:
 
 def check_paired_cost() -> None:
     """Pairs are matched by repeat: a repeat the other allocator failed, or
-    a failed run of mine, makes no pair."""
+    a failed run of mine, makes no pair; by the CPUs' state, a repeat whose
+    two runs found them in different states neither."""
     def cell(allocator: str, values: dict[int, float | None]) -> Cell:
         return Cell([Run("b", allocator, 1, repeat, "ok" if value else "failed", value)
                      for repeat, value in values.items()])
@@ -48,6 +49,15 @@ def check_paired_cost() -> None:
     seconds = paired_cost(mine, other, higher_is_better=False)  # 0.909, 1.053, 0.8
     check(seconds is not None and abs(seconds.median - 100.0 / 110.0) < 1e-9, f"paired ratios of times: {seconds}")
     check(paired_cost(mine, cell("peer", {1: 190.0, 3: 40.0}), True) is None, "one pair is not a spread")
+    # By the CPUs' state: a pair counts in a state only when both its runs found the CPUs in it.
+    mine = cell("corealloc", {0: 100.0, 1: 100.0, 2: 100.0, 3: 100.0})
+    other = cell("peer", {0: 110.0, 1: 120.0, 2: 200.0, 3: 300.0})
+    for run, ns in zip(mine.runs + other.runs, [100, 90, 400, 420, 110, 100, 410, 120]):
+        run.cross_core_ns = ns  # repeats 0, 1 fast; 2 slow; 3 mixed
+    fast = paired_cost(mine, other, higher_is_better=True, state="fast")  # 1.10, 1.20
+    check(fast is not None and fast.pairs == 2 and abs(fast.median - 1.15) < 1e-9, f"fast pairs: {fast}")
+    check(paired_cost(mine, other, higher_is_better=True, state="slow") is None,
+          "a mixed repeat made a slow pair")
 
 
 def main() -> int:
