@@ -7,8 +7,10 @@
 #ifndef COREALLOC_BATCH_H
 #define COREALLOC_BATCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "arch/prefetch.h"
 #include "core/sizeclass.h"
 #include "platform/rseq.h"
 
@@ -189,6 +191,21 @@ static inline struct batch *lane_take(struct stack *lane, struct stack *shared)
         batch_single(b);
     }
     return b;
+}
+
+/* Fetches, for writing, the first `bytes` of the node the next take from
+ * lane will get (lane dry: the shared stack's top): nodes pass between
+ * CPUs, and fetched while the node just taken is used, the next take finds
+ * its lines here instead of waiting on the core that wrote them. A node
+ * another thread takes meanwhile only cost the prefetches. */
+static inline void lane_prefetch_next(struct stack *lane, struct stack *shared, size_t bytes)
+{
+    const char *next = (const char *)stack_peek(lane);
+    if (!next)
+        next = (const char *)stack_peek(shared);
+    if (next)
+        for (size_t at = 0; at < bytes; at += 64)
+            arch_prefetch_for_write(next + at);
 }
 
 #endif

@@ -95,8 +95,10 @@ struct batch *batchpool_get(void)
 {
     struct lane *lane = my_lane();
     struct batch *b = lane_take(&lane->nodes, &chains);
-    if (b)
+    if (b) {
+        lane_prefetch_next(&lane->nodes, &chains, sizeof(struct batch));
         return b;
+    }
     lock_acquire(&pool_lock);
     b = lane_take(&lane->nodes, &chains); /* another thread may have filled it */
     struct chunk *c = b ? NULL : chunk_with_room();

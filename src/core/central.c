@@ -1,5 +1,6 @@
 #include "core/central.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "arch/prefetch.h"
@@ -297,8 +298,10 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     struct central *ce = &classes[cls];
     unsigned got = 0;
     if (n == sc_info[cls].batch) {
-        struct batch *b = lane_take(my_lane(cls), &ce->full);
+        struct stack *lane = my_lane(cls);
+        struct batch *b = lane_take(lane, &ce->full);
         if (b) {
+            lane_prefetch_next(lane, &ce->full, offsetof(struct batch, objects) + n * sizeof(void *));
             memcpy(out, b->objects, b->count * sizeof(void *));
             got = b->count;
             prefetch_objects(out, got);
