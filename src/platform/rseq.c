@@ -91,6 +91,7 @@ static struct {
     long area_off;
 } rseq_layout;
 uint64_t rseq_aborts __attribute__((aligned(64)));
+struct rseq_id_reader rseq_id_reader;
 
 static struct {
     enum rseq_source source;
@@ -169,6 +170,10 @@ enum rseq_source rseq_init(uint32_t signature, bool use_membarrier)
 
     ca_rseq.membarrier = mb;
     ca_rseq.source = src;
+    if (src != RSEQ_SOURCE_NONE) {
+        rseq_id_reader.id_count = ca_rseq.id_count;
+        __atomic_store_n(&rseq_id_reader.area_off, rseq_layout.area_off, __ATOMIC_RELEASE);
+    }
     __atomic_store_n(&ca_rseq.initialized, true, __ATOMIC_RELEASE);
     return src;
 }
@@ -216,7 +221,7 @@ bool rseq_thread_ready(void)
     }
 }
 
-unsigned rseq_current_id(void)
+unsigned rseq_current_id_slow(void)
 {
     if (ca_rseq.source != RSEQ_SOURCE_NONE && rseq_thread_ready()) {
         uint32_t id = __atomic_load_n(

@@ -53,12 +53,34 @@ void rseq_thread_area_set_id(int id);
 /* Makes sure the calling thread has a registered area (registers our own
  * when the source is RSEQ_SOURCE_OWN). Cheap after the first call. */
 bool rseq_thread_ready(void);
-/* The id the calling thread ran on a moment ago (a hint, outside sections). */
-unsigned rseq_current_id(void);
 /* A value no other live thread has: the calling thread's thread pointer. */
 static inline uintptr_t rseq_thread_token(void)
 {
     return (uintptr_t)__builtin_thread_pointer();
+}
+/* What rseq_current_id reads in line, set once by rseq_init when it found
+ * a source: the area's offset from the thread pointer (0: none, ask
+ * rseq_current_id_slow) and the ids there are. */
+struct rseq_id_reader {
+    long area_off;
+    unsigned id_count;
+};
+extern INTERNAL_DATA struct rseq_id_reader rseq_id_reader;
+unsigned rseq_current_id_slow(void);
+/* The id the calling thread ran on a moment ago (a hint, outside sections):
+ * in line, as every slow path asks it two or three times (its CPU's cache,
+ * lane and node lane); a thread whose area is not registered reads an id
+ * past id_count, and the slow way registers it or asks sched_getcpu. */
+static inline unsigned rseq_current_id(void)
+{
+    long off = __atomic_load_n(&rseq_id_reader.area_off, __ATOMIC_RELAXED);
+    if (__builtin_expect(off != 0, 1)) {
+        uint32_t id = __atomic_load_n((const uint32_t *)(rseq_thread_token() + (uintptr_t)off + RSEQ_AREA_CPU_ID),
+                                      __ATOMIC_RELAXED);
+        if (__builtin_expect(id < rseq_id_reader.id_count, 1))
+            return id;
+    }
+    return rseq_current_id_slow();
 }
 
 /* After rseq_fence(id) returns, no critical section that started before the
