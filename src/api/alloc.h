@@ -9,7 +9,6 @@
 
 #include "api/profile.h"
 #include "api/profile_sampler.h"
-#include "arch/prefetch.h"
 #include "core/sizeclass.h"
 #include "core/superblock.h"
 #include "core/zone.h"
@@ -78,9 +77,6 @@ static inline void *alloc_malloc(size_t size)
 
 static inline void alloc_free(void *p)
 {
-    /* The check loads the block's first word and the mark is stored there:
-     * asked for owned now, a line another core wrote last crosses once. */
-    arch_prefetch_for_write(p);
     uintptr_t cls = ((uintptr_t)p >> ZONE_SHIFT) - frontend_layout.zone_index;
     if (__builtin_expect(cls < SC_COUNT, 1)) {
         if (__builtin_expect(!sb_zone_free_fast((uintptr_t)p), 0) ||

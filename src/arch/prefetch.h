@@ -5,6 +5,8 @@
 #ifndef COREALLOC_ARCH_PREFETCH_H
 #define COREALLOC_ARCH_PREFETCH_H
 
+#define ARCH_CACHE_LINE 64 /* what one prefetch brings */
+
 static inline void arch_prefetch_for_write(const void *p)
 {
 #if defined(__x86_64__)

@@ -204,7 +204,7 @@ static inline void lane_prefetch_next(struct stack *lane, struct stack *shared, 
     if (!next)
         next = (const char *)stack_peek(shared);
     if (next)
-        for (size_t at = 0; at < bytes; at += 64)
+        for (size_t at = 0; at < bytes; at += ARCH_CACHE_LINE)
             arch_prefetch_for_write(next + at);
 }
 
