@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,21 +33,49 @@ static void pin(int cpu)
     REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
 }
 
-/* The per-CPU slabs' mapping: the two stopped slabs, then one per id. */
-static uintptr_t find_slabs(unsigned ids)
+/* Whether slab `id` of the slabs at `slabs` holds the value of `mark` (a
+ * block just freed on that CPU, on its class's stack). */
+static bool slab_holds(uintptr_t slabs, unsigned id, const void *mark)
+{
+    const uintptr_t *slab = (const uintptr_t *)(slabs + ((uintptr_t)id << SLAB_SHIFT));
+    for (size_t i = 0; i < SLAB_BYTES / sizeof *slab; i++)
+        if (slab[i] == (uintptr_t)mark)
+            return true;
+    return false;
+}
+
+/* The per-CPU slabs' mapping: the two stopped slabs, then one per id. The
+ * kernel may have merged it with a neighbouring mapping of the same kind:
+ * then the slabs lie at the start or at the end of a larger one, and theirs
+ * is where the slab of `id` (the CPU this runs on) holds `mark`. */
+static uintptr_t find_slabs(unsigned ids, unsigned id, const void *mark)
 {
     size_t want = (size_t)(SLAB_IDS_STOPPED + ids) << SLAB_SHIFT;
     FILE *maps = fopen("/proc/self/maps", "r");
     REQUIRE(maps != NULL);
     char line[512];
-    uintptr_t found = 0;
+    uintptr_t found = 0, merged = 0;
     while (!found && fgets(line, sizeof line, maps)) {
         unsigned long start, end;
-        if (sscanf(line, "%lx-%lx", &start, &end) == 2 && end - start == want)
+        char perms[5];
+        if (sscanf(line, "%lx-%lx %4s", &start, &end, perms) != 3 || end - start < want || strncmp(perms, "rw", 2))
+            continue;
+        if (end - start == want) {
             found = start + ((uintptr_t)SLAB_IDS_STOPPED << SLAB_SHIFT);
+            break;
+        }
+        uintptr_t ends[2] = { start, end - want };
+        for (unsigned e = 0; e < 2 && !merged; e++) {
+            uintptr_t slabs = ends[e] + ((uintptr_t)SLAB_IDS_STOPPED << SLAB_SHIFT);
+            if (slab_holds(slabs, id, mark))
+                merged = slabs;
+        }
     }
     fclose(maps);
+    if (!found)
+        found = merged;
     REQUIRE_MSG(found, "no mapping of %u per-CPU slabs", ids);
+    REQUIRE_MSG(slab_holds(found, id, mark), "the slab of CPU %u does not hold the block just freed there", id);
     return found;
 }
 
@@ -140,7 +169,10 @@ int main(int argc, char **argv)
     }
     unsigned ids = (unsigned)stats_number("caches");
     int first = sched_getcpu(), second = atoi(getenv(PINNED_ENV));
-    uintptr_t slabs = find_slabs(ids);
+    void *volatile mark = malloc(16); /* freed on this CPU: its slab holds the pointer */
+    REQUIRE(mark != NULL);
+    free(mark);
+    uintptr_t slabs = find_slabs(ids, (unsigned)first, mark);
     use_blocks();
     check_only_touched(slabs, ids, first, first);
     unsigned before = written_pages(slabs, (unsigned)first);
