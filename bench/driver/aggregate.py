@@ -99,18 +99,22 @@ def cross_core_state(run: Run) -> str | None:
     return "slow" if run.cross_core_ns > SLOW_CROSS_CORE_NS else "fast"
 
 
-def paired_cost(mine: Cell, other: Cell, higher_is_better: bool, state: str | None = None) -> Paired | None:
+def paired_cost(mine: Cell, other: Cell, higher_is_better: bool, state: str | None = None,
+                least: int = 2) -> Paired | None:
     """mine's time over other's in each repeat both completed (for a
-    throughput, other's over mine), as a median and quartiles; None without
-    two such repeats. With a state, only the repeats whose two runs both
-    found the CPUs in it (cross_core_state)."""
+    throughput, other's over mine), as a median and quartiles; None with
+    fewer than `least` such repeats (one ratio is no spread: its quartiles
+    are itself). With a state, only the repeats whose two runs both found
+    the CPUs in it (cross_core_state)."""
     others = {run.repeat: run for run in other.ok_runs if run.value}
     pairs = [(run.value, others[run.repeat].value) for run in mine.ok_runs
              if run.value and run.repeat in others
              and (state is None or cross_core_state(run) == cross_core_state(others[run.repeat]) == state)]
     ratios = sorted(theirs / value if higher_is_better else value / theirs for value, theirs in pairs)
-    if len(ratios) < 2:
+    if len(ratios) < max(least, 1):
         return None
+    if len(ratios) == 1:
+        return Paired(ratios[0], ratios[0], ratios[0], 1)
     lower, _, upper = statistics.quantiles(ratios, n=4, method="inclusive")
     return Paired(statistics.median(ratios), lower, upper, len(ratios))
 

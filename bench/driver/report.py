@@ -252,7 +252,7 @@ def fastest_section(runs: list[Run], benchmarks: list[Benchmark], allocators: li
              "time over the fastest other allocator's within each repeat (they ran one after the other), the "
              "median of those ratios and, in brackets, their quartiles: a difference smaller than that spread is "
              "noise on this machine. Where some repeats found the CPUs passing a line fast and some slow (see "
-             "Summary), the medians of each state's pairs follow, with their count.", ""]
+             "Summary), the median of each state's pairs follows, with their count.", ""]
             + table(["benchmark", "threads", "fastest", "score", "runner-up", "corealloc / fastest",
                      "corealloc rank", "corealloc / fastest peer, paired"], rows))
 
@@ -268,8 +268,10 @@ def paired_text(table_cells, benchmark: Benchmark, threads: int, peers_ranked: l
         return ""
     text = f"{paired.median:.2f} [{paired.lower_quartile:.2f}-{paired.upper_quartile:.2f}] vs {peer}"
     # Repeats in both states: each state's pairs apart, as the row may rank
-    # the two allocators differently in each.
-    by_state = {state: paired_cost(mine, theirs, benchmark.higher_is_better, state) for state in ("fast", "slow")}
+    # the two allocators differently in each (a default run has 3 repeats,
+    # so a state may have one pair).
+    by_state = {state: paired_cost(mine, theirs, benchmark.higher_is_better, state, least=1)
+                for state in ("fast", "slow")}
     if all(by_state.values()):
         text += "; " + ", ".join(f"{state} {p.median:.2f} ({p.pairs})" for state, p in by_state.items())
     return text

@@ -58,6 +58,9 @@ def check_paired_cost() -> None:
     check(fast is not None and fast.pairs == 2 and abs(fast.median - 1.15) < 1e-9, f"fast pairs: {fast}")
     check(paired_cost(mine, other, higher_is_better=True, state="slow") is None,
           "a mixed repeat made a slow pair")
+    slow = paired_cost(mine, other, higher_is_better=True, state="slow", least=1)  # repeat 2 alone: 2.00
+    check(slow is not None and slow.pairs == 1 and slow.median == slow.lower_quartile == 2.0,
+          f"one slow pair, asked for: {slow}")
 
 
 def main() -> int:
