@@ -113,8 +113,12 @@ def main() -> int:
         check(len(os.sched_getaffinity(0)) < 2 or all(probed), f"a run without its cross-core round trip: {probed[:4]}")
         fastest = report.split("## Fastest per row")[1].split("\n## ")[0]
         check(any(line.startswith("| mmicro ") for line in fastest.splitlines()), "no mmicro row under Fastest per row")
-        check(re.search(r"^\| mmicro .*\| \d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\] vs glibc ", fastest, re.MULTILINE),
+        check(re.search(r"^\| mmicro .*\| \d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\] vs glibc[ ;]", fastest, re.MULTILINE),
               "the mmicro row shows no paired ratio of corealloc to glibc")
+        # Repeats in both cross-core states add each state's ratio and pair count.
+        check(all(re.fullmatch(r"; fast \d+\.\d\d \(\d+\), slow \d+\.\d\d \(\d+\)", part)
+                  for part in re.findall(r"; fast [^|]*?(?= *\|)", fastest)),
+              "a row's per-state paired ratios are not in the form '; fast R (n), slow R (n)'")
         mmicro_table = report.split("### mmicro")[1].split("###")[0]
         check("±" in mmicro_table, "the mmicro table shows no spread of its repeats")
         check("## Memory" in report and "### tiny-objects" in report.split("## Memory")[1],
