@@ -129,8 +129,8 @@ static void test_parked_limit_fits_a_round(unsigned cls)
         if (round == 1)
             REQUIRE_MSG(parked < BATCHES, "%lu batches parked: past the first limit, some go back",
                         (unsigned long)parked);
-        else
-            CHECK_MSG(parked == BATCHES, "round %u: %lu of %u batches parked", round, (unsigned long)parked,
+        else /* at least: the purger may have drained other blocks of the class from a CPU's cache */
+            CHECK_MSG(parked >= BATCHES, "round %u: %lu of %u batches parked", round, (unsigned long)parked,
                       BATCHES);
         take_blocks(cls, objs, n);
     }
