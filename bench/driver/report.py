@@ -14,8 +14,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from aggregate import (SLOW_CROSS_CORE_NS, Cell, cells, cost_relative_to_best, paired_cost, row_keys,
-                       summarise)
+from aggregate import (SLOW_CROSS_CORE_NS, Cell, cells, cost_relative_to_best, cross_core_state, paired_cost,
+                       row_keys, summarise)
 from allocators import ABLATION_LABELS
 from benchmarks import TABLE3, Benchmark
 from runner import Run
@@ -220,7 +220,7 @@ def cross_core_text(runs: list[Run]) -> str:
     measured = sorted(run.cross_core_ns for run in runs if run.cross_core_ns)
     if not measured:
         return "Cross-core round trip: not measured (one CPU, or bench/core-latency failed)."
-    slow = sum(value > SLOW_CROSS_CORE_NS for value in measured)
+    slow = sum(cross_core_state(run) == "slow" for run in runs)
     return (f"Cross-core round trip before each run (`bench/core-latency`, in runs.json as `cross_core_ns`): "
             f"median {measured[len(measured) // 2]:.0f} ns, {slow} of {len(measured)} runs past "
             f"{SLOW_CROSS_CORE_NS:.0f} ns (the slow state, where rows that hand memory between threads rank "

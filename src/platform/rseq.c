@@ -97,7 +97,6 @@ static struct {
     enum rseq_source source;
     bool membarrier;
     bool initialized;
-    unsigned id_count;
 } ca_rseq __attribute__((aligned(64)));
 
 static inline uintptr_t ca_thread_pointer(void)
@@ -142,7 +141,7 @@ enum rseq_source rseq_init(uint32_t signature, bool use_membarrier)
     if (ca_rseq.initialized)
         return ca_rseq.source;
 
-    ca_rseq.id_count = os_cpu_count();
+    rseq_id_reader.id_count = os_cpu_count();
     ca_signature = signature;
 
     enum rseq_source src = RSEQ_SOURCE_NONE;
@@ -171,7 +170,6 @@ enum rseq_source rseq_init(uint32_t signature, bool use_membarrier)
     ca_rseq.membarrier = mb;
     ca_rseq.source = src;
     if (src != RSEQ_SOURCE_NONE) {
-        rseq_id_reader.id_count = ca_rseq.id_count;
         __atomic_store_n(&rseq_id_reader.area_off, rseq_layout.area_off, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&ca_rseq.initialized, true, __ATOMIC_RELEASE);
@@ -206,7 +204,7 @@ enum rseq_source rseq_source(void)
 
 unsigned rseq_id_count(void)
 {
-    return ca_rseq.id_count;
+    return rseq_id_reader.id_count;
 }
 
 bool rseq_thread_ready(void)
@@ -226,11 +224,11 @@ unsigned rseq_current_id_slow(void)
     if (ca_rseq.source != RSEQ_SOURCE_NONE && rseq_thread_ready()) {
         uint32_t id = __atomic_load_n(
             (uint32_t *)(ca_thread_pointer() + (uintptr_t)rseq_layout.area_off + RSEQ_AREA_CPU_ID), __ATOMIC_RELAXED);
-        if (id < ca_rseq.id_count)
+        if (id < rseq_id_reader.id_count)
             return id;
     }
     int cpu = sched_getcpu();
-    return cpu >= 0 && ca_rseq.id_count && (unsigned)cpu < ca_rseq.id_count ? (unsigned)cpu : 0;
+    return cpu >= 0 && rseq_id_reader.id_count && (unsigned)cpu < rseq_id_reader.id_count ? (unsigned)cpu : 0;
 }
 
 uint64_t rseq_abort_count(void)
@@ -289,7 +287,7 @@ void rseq_fence(int id)
     if (id >= 0) {
         ca_visit_cpu((unsigned)id);
     } else {
-        for (unsigned c = 0; c < ca_rseq.id_count; c++)
+        for (unsigned c = 0; c < rseq_id_reader.id_count; c++)
             ca_visit_cpu(c);
     }
     if (have_orig)

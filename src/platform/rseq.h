@@ -58,9 +58,9 @@ static inline uintptr_t rseq_thread_token(void)
 {
     return (uintptr_t)__builtin_thread_pointer();
 }
-/* What rseq_current_id reads in line, set once by rseq_init when it found
- * a source: the area's offset from the thread pointer (0: none, ask
- * rseq_current_id_slow) and the ids there are. */
+/* What rseq_current_id reads in line, set once by rseq_init: the ids there
+ * are, and, when it found a source, the area's offset from the thread
+ * pointer (0: none, ask rseq_current_id_slow). */
 struct rseq_id_reader {
     long area_off;
     unsigned id_count;
