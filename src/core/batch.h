@@ -1,9 +1,10 @@
 /* A batch of free objects of one class, travelling as an array of pointers
  * in a node of its own, so moving it between caches and the central layer
  * never touches the objects (which are often cold by then); the lock-free
- * stack such nodes are kept on; and lanes: a stack per CPU that sends and
- * takes nodes a chain at a time through a shared stack, so nodes passed
- * between CPUs cost one write of a shared head per chain, not per node. */
+ * stack such nodes are kept on; and lanes: a CPU's own nodes, kept to
+ * itself first, and passed to other CPUs a chain at a time, so nodes that
+ * move between CPUs cost one write of a shared head per chain, not per
+ * node. */
 #ifndef COREALLOC_BATCH_H
 #define COREALLOC_BATCH_H
 
@@ -136,30 +137,61 @@ static inline void batch_chain(struct batch *head, struct batch *last, uint32_t 
     head->nodes = n;
 }
 
-/* Lanes are indexed by the caller's CPU (or concurrency id) modulo LANES. */
+/* Lanes are indexed by the caller's CPU (or concurrency id) modulo LANES;
+ * lanes_in_use() of them can be reached. */
 #define LANES 64u
 static inline unsigned lane_index(void)
 {
     return rseq_current_id() % LANES;
 }
+static inline unsigned lanes_in_use(void)
+{
+    unsigned ids = rseq_id_count();
+    return ids < 1 ? 1 : ids > LANES ? LANES : ids;
+}
 
-/* Lanes: a node is put on the caller's lane (its CPU's), and taken from
- * it first, so a CPU that gives and takes nodes keeps them to itself, its
- * lane's head in its own cache. A lane past `most` nodes sends `send` of
- * them (the newest) to the shared stack as one chain; a lane that runs dry
- * takes a chain from there. Lane entries are single nodes, shared ones
- * chains. With most 0 a node goes straight to the shared stack. */
-static inline void lane_put(struct stack *lane, struct stack *shared, struct batch *b, uint32_t most, uint32_t send)
+/* A lane: a CPU's own nodes, single ones to give and take one at a time,
+ * and chains made of them when it had more. A node is put on the caller's
+ * lane and taken from it first, chains included, so a CPU that gives and
+ * takes nodes gets its own back: their lines (and the objects they hold)
+ * were last written there, where a node another CPU wrote costs a transfer
+ * of every line read from it (two threads each freeing and allocating
+ * their own blocks ran 1.25x faster, when crossing cores was slow, than
+ * when their batches met on one shared stack). A lane past `most` single
+ * nodes makes a chain of `send` of them, the newest. A CPU that runs dry
+ * takes a chain from another CPU's lane (lane_steal): a producer takes what
+ * its consumers' frees parked, a chain at a time, so one contended head is
+ * written per chain. */
+struct lane {
+    struct stack *singles;
+    struct stack *chains; /* on another line than singles: another CPU that
+                           * takes a chain does not take the line the owner
+                           * puts every node on */
+};
+
+/* b, a chain's head just taken, made a single node; the chain's other
+ * nodes go on lane's singles with one push. */
+static inline struct batch *lane_keep_rest(struct lane lane, struct batch *b)
+{
+    if (b->rest) {
+        stack_push_list(lane.singles, b->rest, b->last, b->nodes - 1);
+        batch_single(b);
+    }
+    return b;
+}
+
+/* Puts b on lane. With most 0 it goes straight into a chain of its own. */
+static inline void lane_put(struct lane lane, struct batch *b, uint32_t most, uint32_t send)
 {
     batch_single(b);
     if (!most) {
-        stack_push(shared, b);
+        stack_push(lane.chains, b);
         return;
     }
-    stack_push(lane, b);
-    if (stack_depth(lane) <= most)
+    stack_push(lane.singles, b);
+    if (stack_depth(lane.singles) <= most)
         return;
-    struct batch *head = stack_take_all(lane);
+    struct batch *head = stack_take_all(lane.singles);
     if (!head)
         return; /* another thread on this CPU took them meanwhile */
     uint32_t n = 1;
@@ -172,37 +204,48 @@ static inline void lane_put(struct stack *lane, struct stack *shared, struct bat
         struct batch *end = kept;
         for (; end->next; k++)
             end = end->next;
-        stack_push_list(lane, kept, end, k);
+        stack_push_list(lane.singles, kept, end, k);
     }
     batch_chain(head, last, n);
-    stack_push(shared, head);
+    stack_push(lane.chains, head);
 }
 
-/* A node from lane, else the head of a chain from shared (its other nodes
- * go on lane with one push): NULL when both are empty. */
-static inline struct batch *lane_take(struct stack *lane, struct stack *shared)
+/* A node of lane's own: NULL when it has none. */
+static inline struct batch *lane_take(struct lane lane)
 {
-    struct batch *b = stack_pop(lane);
+    struct batch *b = stack_pop(lane.singles);
     if (b)
         return b;
-    b = stack_pop(shared);
-    if (b && b->rest) {
-        stack_push_list(lane, b->rest, b->last, b->nodes - 1);
-        batch_single(b);
+    b = stack_pop(lane.chains);
+    return b ? lane_keep_rest(lane, b) : NULL;
+}
+
+/* A chain taken from another of `lanes` lanes than `me`, the next one
+ * round from it that has one: lane i's chains are at first_chains + i *
+ * stride bytes. Its other nodes go on mine's singles. NULL when no lane
+ * has a chain. */
+static inline struct batch *lane_steal(struct lane mine, unsigned me, unsigned lanes, struct stack *first_chains,
+                                       size_t stride)
+{
+    for (unsigned step = 1; step < lanes; step++) {
+        struct stack *st = (struct stack *)((char *)first_chains + (size_t)((me + step) % lanes) * stride);
+        struct batch *b = stack_peek(st) ? stack_pop(st) : NULL;
+        if (b)
+            return lane_keep_rest(mine, b);
     }
-    return b;
+    return NULL;
 }
 
 /* Fetches, for writing, the first `bytes` of the node the next take from
- * lane will get (lane dry: the shared stack's top): nodes pass between
- * CPUs, and fetched while the node just taken is used, the next take finds
- * its lines here instead of waiting on the core that wrote them. A node
+ * lane will get (singles dry: its chains' top): a node may have come from
+ * another CPU, or waited long enough to leave the cache, and fetched while
+ * the node just taken is used, the next take finds its lines here. A node
  * another thread takes meanwhile only cost the prefetches. */
-static inline void lane_prefetch_next(struct stack *lane, struct stack *shared, size_t bytes)
+static inline void lane_prefetch_next(struct lane lane, size_t bytes)
 {
-    const char *next = (const char *)stack_peek(lane);
+    const char *next = (const char *)stack_peek(lane.singles);
     if (!next)
-        next = (const char *)stack_peek(shared);
+        next = (const char *)stack_peek(lane.chains);
     if (next)
         for (size_t at = 0; at < bytes; at += ARCH_CACHE_LINE)
             arch_prefetch_for_write(next + at);

@@ -27,16 +27,18 @@ static size_t carved_bytes(uint32_t carved)
 
 /* Empty nodes are kept in lanes (core/batch.h), so the two sides of a
  * hand-off (one frees batches and takes nodes, the other refills and puts
- * them back) do not write one contended stack head per batch each. A lane
- * past LANE_KEEP nodes sends a chain of half of them to the shared stack:
- * one shared operation per LANE_KEEP / 2 nodes. */
+ * them back) do not write one contended stack head per batch each, and a
+ * CPU gets back the nodes it wrote last. A lane past LANE_KEEP single
+ * nodes makes a chain of half of them; a CPU short of nodes takes another
+ * lane's chain with one operation on its head. Nodes just carved go on the
+ * carving CPU's lane as singles, those a release keeps on the releasing
+ * CPU's lane as chains. */
 #define LANE_KEEP 32u
 #define CHAIN_NODES (LANE_KEEP / 2)
-struct lane {
+struct lane_stack {
     struct stack nodes;
 } __attribute__((aligned(64)));
-static struct lane lanes[LANES];
-static struct stack chains;
+static struct lane_stack lane_singles[LANES], lane_chains[LANES];
 static lock_t pool_lock = LOCK_INIT; /* chunk list, mapping, releasing */
 static struct chunk *chunks;
 static struct chunk *carving; /* the chunk nodes were last carved from, or NULL */
@@ -75,9 +77,16 @@ static struct chunk *chunk_with_room(void)
     return c;
 }
 
-/* Links nodes[0..n) into chains and puts those on the shared stack. */
+static struct lane lane_of(unsigned index)
+{
+    return (struct lane){ &lane_singles[index].nodes, &lane_chains[index].nodes };
+}
+
+/* Links nodes[0..n) into chains and puts those on the calling CPU's lane's
+ * chains. */
 static void push_chains(struct batch *const *nodes, size_t n)
 {
+    struct stack *chains = lane_of(lane_index()).chains;
     for (size_t i = 0; i < n; i += CHAIN_NODES) {
         size_t end = n - i < CHAIN_NODES ? n : i + CHAIN_NODES;
         for (size_t j = i; j < end; j++) {
@@ -85,33 +94,41 @@ static void push_chains(struct batch *const *nodes, size_t n)
             nodes[j]->next = j + 1 < end ? nodes[j + 1] : NULL;
         }
         batch_chain(nodes[i], nodes[end - 1], (uint32_t)(end - i));
-        stack_push(&chains, nodes[i]);
+        stack_push(chains, nodes[i]);
     }
 }
 
-static struct lane *my_lane(void) { return &lanes[lane_index()]; }
+/* A node from the lane of index, else from another lane. */
+static struct batch *take_node(struct lane lane, unsigned index)
+{
+    struct batch *b = lane_take(lane);
+    return b ? b : lane_steal(lane, index, lanes_in_use(), &lane_chains[0].nodes, sizeof(struct lane_stack));
+}
 
 struct batch *batchpool_get(void)
 {
-    struct lane *lane = my_lane();
-    struct batch *b = lane_take(&lane->nodes, &chains);
+    unsigned index = lane_index();
+    struct lane lane = lane_of(index);
+    struct batch *b = take_node(lane, index);
     if (b) {
-        lane_prefetch_next(&lane->nodes, &chains, sizeof(struct batch));
+        lane_prefetch_next(lane, sizeof(struct batch));
         return b;
     }
     lock_acquire(&pool_lock);
-    b = lane_take(&lane->nodes, &chains); /* another thread may have filled it */
+    b = take_node(lane, index); /* another thread may have put some back */
     struct chunk *c = b ? NULL : chunk_with_room();
-    if (c) { /* one node for the caller, a chain of the next for the stacks */
+    if (c) { /* one node for the caller, the next ones single on the lane */
         uint32_t room = (uint32_t)CHUNK_NODES - c->carved, n = room < CHAIN_NODES + 1 ? room : CHAIN_NODES + 1;
-        struct batch *nodes = chunk_nodes(c) + c->carved, *spare[CHAIN_NODES];
+        struct batch *nodes = chunk_nodes(c) + c->carved;
         __atomic_store_n(&resident_bytes, resident_bytes + carved_bytes(c->carved + n) - carved_bytes(c->carved),
                          __ATOMIC_RELAXED);
         c->carved += n;
-        for (uint32_t j = 1; j < n; j++)
-            spare[j - 1] = &nodes[j];
+        for (uint32_t j = 1; j < n; j++) {
+            batch_single(&nodes[j]);
+            nodes[j].next = j + 1 < n ? &nodes[j + 1] : NULL;
+        }
         if (n > 1)
-            push_chains(spare, n - 1);
+            stack_push_list(lane.singles, &nodes[1], &nodes[n - 1], n - 1);
         b = &nodes[0];
         batch_single(b);
     }
@@ -121,7 +138,7 @@ struct batch *batchpool_get(void)
 
 void batchpool_put(struct batch *b)
 {
-    lane_put(&my_lane()->nodes, &chains, b, LANE_KEEP, CHAIN_NODES);
+    lane_put(lane_of(lane_index()), b, LANE_KEEP, CHAIN_NODES);
     /* Read before written: the line is not dirtied on every put. */
     if (!__atomic_load_n(&put_since_release, __ATOMIC_RELAXED))
         __atomic_store_n(&put_since_release, true, __ATOMIC_RELAXED);
@@ -136,8 +153,8 @@ size_t batchpool_release(void)
     /* Every empty node is taken off the stack and counted against its
      * chunk; a node in use elsewhere keeps its chunk resident. */
     struct batch *taken = NULL;
-    for (unsigned i = 0; i <= LANES; i++) {
-        struct stack *st = i < LANES ? &lanes[i].nodes : &chains;
+    for (unsigned i = 0; i < 2 * LANES; i++) {
+        struct stack *st = i < LANES ? &lane_singles[i].nodes : &lane_chains[i - LANES].nodes;
         for (struct batch *b; (b = stack_pop(st));) {
             for (struct batch *rest = b->rest, *node = b; node; node = rest, rest = rest ? rest->next : NULL) {
                 node->next = taken;

@@ -1,6 +1,6 @@
 /* Where batch nodes come from: aligned chunks of nodes, recycled through
- * lock-free stacks of empty nodes (one per CPU, balanced through a shared
- * stack of chains), whose pages go back to the OS once every node of a
+ * lanes of empty nodes (one per CPU, a CPU short of nodes taking another's
+ * chains: core/batch.h), whose pages go back to the OS once every node of a
  * chunk is empty again (a burst of frees can park thousands of
  * batches; their nodes should not stay resident after it). */
 #ifndef COREALLOC_BATCHPOOL_H

@@ -16,12 +16,10 @@
 #include "platform/os.h"
 #include "platform/rseq.h"
 
-/* The stack's head is the line both sides of a hand-off write; the
- * statistics each side counts are on lines of their own, written with
- * plain increments (a lost one is an approximation, not an error). */
+/* Full batches are parked in lanes (below). The statistics each side of a
+ * hand-off counts are on lines of their own, written with plain
+ * increments (a lost one is an approximation, not an error). */
 struct central {
-    struct stack full;  /* batches of exactly the class's batch size; its tag
-                         * counts them and the traffic */
     uint32_t parked_limit; /* batches kept parked before some go back (see shed_batches) */
     uint32_t shed; /* batches sent back to superblocks since the limit last grew (class lock) */
     _Alignas(64) uint64_t refills;
@@ -41,20 +39,20 @@ _Static_assert(sizeof(struct central) == 4 * 64, "a class's central structure is
 
 static struct central classes[SC_COUNT];
 
-/* A class's full batches go through lanes (core/batch.h) on their way to
- * and from its shared stack: a CPU that spills a class sends its batches
- * on as chains, so a producer and a consumer on two CPUs write the class's
- * shared head once a chain, not once a batch, and a CPU that spills and
- * refills a class keeps its batches to itself. A chain holds at most
- * CHAIN_BYTES of objects and CHAIN_MOST batches: the most a lane holds
- * back from other CPUs (classes of batches that large go straight to the
- * shared stack). One row of lanes per lane index, a class's lane in it. */
+/* A class's full batches are parked in lanes (core/batch.h): a CPU that
+ * spills a class refills from its own batches first, and a CPU that runs
+ * dry takes another's a chain at a time, so a producer and a consumer on
+ * two CPUs write a contended head once a chain, not once a batch. A chain
+ * holds at most CHAIN_BYTES of objects and CHAIN_MOST batches (classes of
+ * batches that large go straight into chains of one). One row of lanes
+ * per lane index, a class's lane in it: its single nodes and its chains in
+ * rows of their own. */
 #define CHAIN_BYTES ((size_t)32 << 10)
 #define CHAIN_MOST 8u
 struct lane_row {
     struct stack classes[SC_COUNT];
 } __attribute__((aligned(64)));
-static struct lane_row lanes[LANES];
+static struct lane_row lane_singles[LANES], lane_chains[LANES];
 
 static uint32_t chain_batches(unsigned cls)
 {
@@ -62,9 +60,16 @@ static uint32_t chain_batches(unsigned cls)
     return batches < 1 ? 1 : batches > CHAIN_MOST ? CHAIN_MOST : (uint32_t)batches;
 }
 
-static struct stack *my_lane(unsigned cls)
+/* The lanes' stacks of cls one by one: i below LANES a lane's single
+ * nodes, from LANES on its chains. */
+static struct stack *lane_stack(unsigned i, unsigned cls)
 {
-    return &lanes[lane_index()].classes[cls];
+    return i < LANES ? &lane_singles[i].classes[cls] : &lane_chains[i - LANES].classes[cls];
+}
+
+static struct lane lane_of(unsigned index, unsigned cls)
+{
+    return (struct lane){ &lane_singles[index].classes[cls], &lane_chains[index].classes[cls] };
 }
 
 static void count_one(uint64_t *counter)
@@ -72,16 +77,17 @@ static void count_one(uint64_t *counter)
     __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
-/* Batches parked centrally beyond a limit go back to their superblocks (so
- * those can empty and be purged). The limit starts at 2 MiB of a class
- * (and at least 4, at most 512 batches, whose nodes would outweigh the
- * tiniest objects they hold). Whenever a refill has to cut blocks from
- * superblocks after batches were sent back there, the working set of the
- * class is larger (and moving blocks through the bitmaps costs every object
- * twice): the limit grows by all it sent back since it last grew, at least
- * doubling, so one round of a working set that is freed and allocated
- * again whole is enough to fit it. Up to 64 MiB and 8192 batches; it falls
- * back when the class is idle for the purge delay, its batches returned. */
+/* Batches parked in a lane's chains beyond a limit go back to their
+ * superblocks (so those can empty and be purged). The limit starts at 2 MiB
+ * of a class (and at least 4, at most 512 batches, whose nodes would
+ * outweigh the tiniest objects they hold). Whenever a refill has to cut
+ * blocks from superblocks after batches were sent back there, the working
+ * set of the class is larger (and moving blocks through the bitmaps costs
+ * every object twice): the limit grows by all it sent back since it last
+ * grew, at least doubling, so one round of a working set that is freed and
+ * allocated again whole is enough to fit it. Up to 64 MiB and 8192
+ * batches; it falls back when the class is idle for the purge delay, its
+ * batches returned. */
 #define CENTRAL_BYTES_BASE ((size_t)2 << 20)
 #define CENTRAL_BATCHES_BASE_MAX 512u
 #define CENTRAL_BYTES_MAX ((size_t)64 << 20)
@@ -298,10 +304,13 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     struct central *ce = &classes[cls];
     unsigned got = 0;
     if (n == sc_info[cls].batch) {
-        struct stack *lane = my_lane(cls);
-        struct batch *b = lane_take(lane, &ce->full);
+        unsigned index = lane_index();
+        struct lane lane = lane_of(index, cls);
+        struct batch *b = lane_take(lane);
+        if (!b)
+            b = lane_steal(lane, index, lanes_in_use(), &lane_chains[0].classes[cls], sizeof(struct lane_row));
         if (b) {
-            lane_prefetch_next(lane, &ce->full, offsetof(struct batch, objects) + n * sizeof(void *));
+            lane_prefetch_next(lane, offsetof(struct batch, objects) + n * sizeof(void *));
             memcpy(out, b->objects, b->count * sizeof(void *));
             got = b->count;
             prefetch_objects(out, got);
@@ -347,16 +356,16 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     return got;
 }
 
-/* Too much parked centrally: whoever finds the lock free takes some batches
- * back to their superblocks, so those can empty. */
-static void shed_batches(struct central *ce, unsigned cls)
+/* Too much parked in a lane's chains: if it finds the lock free, the lane's
+ * CPU takes some batches back to their superblocks, so those can empty. */
+static void shed_batches(struct central *ce, unsigned cls, struct lane lane)
 {
     uint32_t limit = __atomic_load_n(&ce->parked_limit, __ATOMIC_RELAXED);
-    if (stack_depth(&ce->full) <= limit || !lock_try(&ce->lock))
+    if (stack_depth(lane.chains) <= limit || !lock_try(&ce->lock))
         return;
     uint32_t shed = 0;
-    while (stack_depth(&ce->full) > limit / 2) {
-        struct batch *old = stack_pop(&ce->full);
+    while (stack_depth(lane.chains) > limit / 2) {
+        struct batch *old = stack_pop(lane.chains);
         if (!old)
             break;
         shed += return_batches(ce, cls, old);
@@ -378,9 +387,10 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
         memcpy(b->objects, objs, n * sizeof(void *));
         b->count = n;
         uint32_t chain = chain_batches(cls);
-        lane_put(my_lane(cls), &ce->full, b, chain - 1, chain);
+        struct lane lane = lane_of(lane_index(), cls);
+        lane_put(lane, b, chain - 1, chain);
         footprint_wake_purger();
-        shed_batches(ce, cls);
+        shed_batches(ce, cls, lane);
     } else {
         __atomic_fetch_add(&ce->locked_spills, 1, __ATOMIC_SEQ_CST);
         footprint_wake_purger();
@@ -395,8 +405,8 @@ size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_th
 {
     struct central *ce = &classes[cls];
     lock_acquire(&ce->lock);
-    for (unsigned i = 0; i <= LANES; i++) {
-        struct stack *st = i == 0 ? &ce->full : &lanes[i - 1].classes[cls];
+    for (unsigned i = 0; i < 2 * LANES; i++) {
+        struct stack *st = lane_stack(i, cls);
         for (struct batch *b; batches_back && (b = stack_pop(st));) {
             uint32_t n = return_batches(ce, cls, b);
             if (batches_back != CENTRAL_ALL_BATCHES)
@@ -454,10 +464,8 @@ static bool stack_holds(const struct stack *st, const void *p)
 
 bool central_holds(unsigned cls, const void *p)
 {
-    if (stack_holds(&classes[cls].full, p))
-        return true;
-    for (unsigned i = 0; i < LANES; i++)
-        if (stack_holds(&lanes[i].classes[cls], p))
+    for (unsigned i = 0; i < 2 * LANES; i++)
+        if (stack_holds(lane_stack(i, cls), p))
             return true;
     return false;
 }
@@ -466,9 +474,9 @@ bool central_holds(unsigned cls, const void *p)
 static void lanes_count(unsigned cls, uint32_t *depth, uint32_t *traffic)
 {
     *depth = *traffic = 0;
-    for (unsigned i = 0; i < LANES; i++) {
-        *depth += stack_depth(&lanes[i].classes[cls]);
-        *traffic += stack_traffic(&lanes[i].classes[cls]);
+    for (unsigned i = 0; i < 2 * LANES; i++) {
+        *depth += stack_depth(lane_stack(i, cls));
+        *traffic += stack_traffic(lane_stack(i, cls));
     }
 }
 
@@ -477,14 +485,14 @@ void central_traffic(unsigned cls, struct central_traffic *out)
     struct central *ce = &classes[cls];
     uint32_t lane_depth, lane_traffic;
     lanes_count(cls, &lane_depth, &lane_traffic);
-    out->activity = (uint64_t)stack_traffic(&ce->full) + lane_traffic + __atomic_load_n(&ce->cuts, __ATOMIC_RELAXED) +
+    out->activity = (uint64_t)lane_traffic + __atomic_load_n(&ce->cuts, __ATOMIC_RELAXED) +
                     __atomic_load_n(&ce->locked_spills, __ATOMIC_RELAXED);
     out->blocks_cut = __atomic_load_n(&ce->blocks_cut, __ATOMIC_RELAXED);
     uint64_t capacity = __atomic_load_n(&ce->superblocks, __ATOMIC_RELAXED) * sc_info[cls].blocks,
              out_now = __atomic_load_n(&ce->blocks_out, __ATOMIC_RELAXED);
     out->blocks_free = capacity > out_now ? capacity - out_now : 0;
     out->returns = __atomic_load_n(&ce->returns, __ATOMIC_RELAXED);
-    out->parked = stack_depth(&ce->full) + lane_depth;
+    out->parked = lane_depth;
 }
 
 void central_class_stats(unsigned cls, struct central_class_stats *out)
@@ -494,7 +502,7 @@ void central_class_stats(unsigned cls, struct central_class_stats *out)
     lanes_count(cls, &lane_depth, &lane_traffic);
     out->superblocks = __atomic_load_n(&ce->superblocks, __ATOMIC_RELAXED);
     out->blocks_out = __atomic_load_n(&ce->blocks_out, __ATOMIC_RELAXED);
-    out->batches_central = stack_depth(&ce->full) + lane_depth;
+    out->batches_central = lane_depth;
     out->refills = __atomic_load_n(&ce->refills, __ATOMIC_RELAXED);
     out->spills = __atomic_load_n(&ce->spills, __ATOMIC_RELAXED);
 }

@@ -1,7 +1,7 @@
 /* The central layer of a size class: batches of free objects move between
  * caches and superblocks here. Returning a batch never waits for a lock
- * (a Treiber stack of batches with an ABA tag); taking one from superblocks
- * does, under the class lock. */
+ * (it is parked in its CPU's lane, Treiber stacks with an ABA tag); taking
+ * one from superblocks does, under the class lock. */
 #ifndef COREALLOC_CENTRAL_H
 #define COREALLOC_CENTRAL_H
 
@@ -33,8 +33,8 @@ size_t central_purge_holes(unsigned cls);
 /* Every class drained, every empty superblock and every free page of a
  * partly used one purged (MADV_DONTNEED). */
 size_t central_trim(void);
-/* Whether a batch parked on the class's stack holds p. Racy (the stack
- * changes under the walk), so a best guess, for telling double frees. */
+/* Whether a batch parked in the class's lanes holds p. Racy (the stacks
+ * change under the walk), so a best guess, for telling double frees. */
 bool central_holds(unsigned cls, const void *p);
 /* The class's traffic so far, for the purger to judge what is unused. */
 struct central_traffic {
@@ -49,7 +49,7 @@ void central_traffic(unsigned cls, struct central_traffic *out);
 struct central_class_stats {
     uint64_t superblocks;      /* superblocks currently formatted for the class */
     uint64_t blocks_out;       /* blocks outside superblocks: caches, central, user */
-    uint64_t batches_central;  /* batches parked on the lock-free stack */
+    uint64_t batches_central;  /* batches parked in the lanes */
     uint64_t refills, spills;  /* batch transfers in each direction */
 };
 void central_class_stats(unsigned cls, struct central_class_stats *out);

@@ -202,11 +202,6 @@ enum rseq_source rseq_source(void)
     return ca_rseq.source;
 }
 
-unsigned rseq_id_count(void)
-{
-    return rseq_id_reader.id_count;
-}
-
 bool rseq_thread_ready(void)
 {
     switch (ca_rseq.source) {

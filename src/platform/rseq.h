@@ -35,8 +35,6 @@ extern INTERNAL_DATA uint64_t rseq_aborts;
  * the source found. */
 enum rseq_source rseq_init(uint32_t signature, bool use_membarrier);
 enum rseq_source rseq_source(void);
-/* Upper bound (exclusive) of ids the sections can observe. */
-unsigned rseq_id_count(void);
 /* From the thread pointer: the area in use (its cpu_id is what sections
  * read). Meaningful once rseq_init found a source. */
 long rseq_area_offset(void);
@@ -66,6 +64,11 @@ struct rseq_id_reader {
     unsigned id_count;
 };
 extern INTERNAL_DATA struct rseq_id_reader rseq_id_reader;
+/* Upper bound (exclusive) of ids the sections can observe. */
+static inline unsigned rseq_id_count(void)
+{
+    return rseq_id_reader.id_count;
+}
 unsigned rseq_current_id_slow(void);
 /* The id the calling thread ran on a moment ago (a hint, outside sections):
  * in line, as every slow path asks it two or three times (its CPU's cache,

@@ -1,10 +1,11 @@
 /* The stacks and lanes of batch nodes (src/core/batch.h). Threads put
  * nodes on two lanes and take them back (lanes shared the way threads on
  * one CPU share theirs, and crossed the way a thread that moves crosses
- * them), chains going through one shared stack. Every node stays in
- * exactly one place: held by a thread, on a lane, or in a chain on the
- * shared stack; a lane holds singles only and a chain at most `send`
- * nodes; each stack's depth (from its tag) is the nodes a walk finds. */
+ * them), taking a chain from the other lane when theirs is dry. Every node
+ * stays in exactly one place: held by a thread, a single on a lane, or in
+ * a chain on a lane; a lane holds at most MOST singles, a chain at most
+ * SEND nodes; each stack's depth (from its tag) is the nodes a walk finds.
+ * Then the order a lane gives nodes in. */
 #include <stdint.h>
 
 #include "check.h"
@@ -18,10 +19,11 @@
 #define SEND 16u
 
 static struct batch nodes[NODES];
-static struct stack lanes[2], shared;
+static struct stack singles[2], chains[2];
 static struct batch *held[THREADS][NODES];
 static unsigned held_count[THREADS];
 static unsigned places[NODES];
+static unsigned steals;
 
 static void *churn(void *arg)
 {
@@ -29,13 +31,19 @@ static void *churn(void *arg)
     uint64_t seed = t + 1;
     for (int r = 0; r < ROUNDS; r++) {
         seed = seed * 6364136223846793005u + 1442695040888963407u;
-        struct stack *lane = &lanes[(seed >> 40) & 1];
+        unsigned me = (seed >> 40) & 1;
+        struct lane lane = { &singles[me], &chains[me] };
         if (held_count[t] && (seed >> 41) & 1) {
             struct batch *b = held[t][--held_count[t]];
             CHECK_MSG(b->count == t, "node %p changed hands", (void *)b);
-            lane_put(lane, &shared, b, MOST, SEND);
+            lane_put(lane, b, MOST, SEND);
         } else {
-            struct batch *b = lane_take(lane, &shared);
+            struct batch *b = lane_take(lane);
+            if (!b) {
+                b = lane_steal(lane, me, 2, &chains[0], sizeof chains[0]);
+                if (b)
+                    __atomic_fetch_add(&steals, 1, __ATOMIC_RELAXED);
+            }
             if (b) {
                 CHECK_MSG(b->nodes == 1 && !b->rest, "a taken node still heads a chain");
                 b->count = t;
@@ -59,11 +67,35 @@ static uint32_t walk(struct stack *st, bool chains)
         places[entry - nodes]++;
         in_entry++;
         CHECK_MSG(entry->nodes == in_entry, "an entry says %u nodes, holds %u", entry->nodes, in_entry);
-        CHECK_MSG(chains ? in_entry <= SEND : in_entry == 1, "an entry of %u nodes on a %s", in_entry,
-                  chains ? "shared stack" : "lane");
+        CHECK_MSG(chains ? in_entry <= SEND : in_entry == 1, "an entry of %u nodes on a stack of %s", in_entry,
+                  chains ? "chains" : "singles");
         found += in_entry;
     }
     return found;
+}
+
+/* One thread, lane 0 the caller's, lane 1 another CPU's (the nodes are all
+ * back in the test's hands by now): a lane gives its own nodes first, the
+ * newest first, chains included; dry, it takes the other lane's newest
+ * chain, whose other nodes are then its own singles, and never its own. */
+static void check_own_first(void)
+{
+    struct lane own = { &singles[0], &chains[0] }, other = { &singles[1], &chains[1] };
+    for (unsigned i = 0; i < 2 * SEND; i++)
+        lane_put(other, &nodes[i], SEND - 1, SEND);
+    for (unsigned i = 2 * SEND; i < 4 * SEND; i++)
+        lane_put(own, &nodes[i], SEND - 1, SEND);
+    CHECK_EQ(stack_depth(own.chains), 2 * SEND);
+    for (unsigned i = 4 * SEND; i-- > 2 * SEND;)
+        CHECK_MSG(lane_take(own) == &nodes[i], "the lane's own node %u not taken in turn", i);
+    CHECK_MSG(lane_take(own) == NULL, "a dry lane gave a node");
+    CHECK_MSG(lane_steal(own, 0, 2, &chains[0], sizeof chains[0]) == &nodes[2 * SEND - 1],
+              "the other lane's newest chain not taken");
+    CHECK_EQ(stack_depth(own.singles), SEND - 1);
+    CHECK_EQ(stack_depth(other.chains), SEND);
+    CHECK_MSG(lane_steal(own, 0, 1, &chains[0], sizeof chains[0]) == NULL, "a lane took from itself");
+    while (lane_take(own) || lane_take(other))
+        ;
 }
 
 int main(void)
@@ -77,12 +109,12 @@ int main(void)
         for (unsigned i = 0; i < held_count[t]; i++)
             places[held[t][i] - nodes]++;
     for (unsigned l = 0; l < 2; l++) {
-        uint32_t found = walk(&lanes[l], false);
-        CHECK_EQ(found, stack_depth(&lanes[l]));
-        CHECK_MSG(found <= MOST, "lane %u holds %u nodes", l, found);
+        uint32_t found = walk(&singles[l], false);
+        CHECK_EQ(found, stack_depth(&singles[l]));
+        CHECK_MSG(found <= MOST, "lane %u holds %u single nodes", l, found);
+        CHECK_EQ(walk(&chains[l], true), stack_depth(&chains[l]));
     }
-    CHECK_EQ(walk(&shared, true), stack_depth(&shared));
-    CHECK_MSG(stack_depth(&shared) > 0, "no chain went through the shared stack");
+    CHECK_MSG(steals > 0, "no lane took a chain from the other");
     unsigned misplaced = 0;
     for (unsigned i = 0; i < NODES; i++)
         misplaced += places[i] != 1;
@@ -90,9 +122,12 @@ int main(void)
 
     /* Everything taken back: the stacks are empty and their depth is 0. */
     unsigned taken = 0;
-    for (struct batch *b; (b = lane_take(&lanes[0], &shared)) || (b = lane_take(&lanes[1], &shared));)
+    struct lane first = { &singles[0], &chains[0] };
+    for (struct batch *b; (b = lane_take(first)) || (b = lane_steal(first, 0, 2, &chains[0], sizeof chains[0])) ||
+                          (b = stack_pop(&singles[1]));)
         taken++;
     CHECK_EQ(taken + held_count[0] + held_count[1] + held_count[2] + held_count[3], NODES);
-    CHECK_EQ(stack_depth(&lanes[0]) + stack_depth(&lanes[1]) + stack_depth(&shared), 0);
+    CHECK_EQ(stack_depth(&singles[0]) + stack_depth(&singles[1]) + stack_depth(&chains[0]) + stack_depth(&chains[1]), 0);
+    check_own_first();
     return check_status();
 }
