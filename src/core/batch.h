@@ -161,12 +161,15 @@ static inline unsigned lanes_in_use(void)
  * nodes makes a chain of `send` of them, the newest. A CPU that runs dry
  * takes a chain from another CPU's lane (lane_steal): a producer takes what
  * its consumers' frees parked, a chain at a time, so one contended head is
- * written per chain. */
+ * written per chain; it looks first where it found one last. */
 struct lane {
     struct stack *singles;
     struct stack *chains; /* on another line than singles: another CPU that
                            * takes a chain does not take the line the owner
                            * puts every node on */
+    uint8_t *last_found;  /* the lane it last took a chain from (written by
+                           * its own CPU): with many CPUs, looking at every
+                           * other lane first would read dozens of lines */
 };
 
 /* b, a chain's head just taken, made a single node; the chain's other
@@ -220,18 +223,25 @@ static inline struct batch *lane_take(struct lane lane)
     return b ? lane_keep_rest(lane, b) : NULL;
 }
 
-/* A chain taken from another of `lanes` lanes than `me`, the next one
- * round from it that has one: lane i's chains are at first_chains + i *
- * stride bytes. Its other nodes go on mine's singles. NULL when no lane
- * has a chain. */
+/* A chain taken from another of `lanes` lanes than `me` (LANES at most):
+ * from the one mine last took from, else the next one round from `me`
+ * that has one. Lane i's chains are at first_chains + i * stride bytes.
+ * Its other nodes go on mine's singles. NULL when no lane has a chain. */
 static inline struct batch *lane_steal(struct lane mine, unsigned me, unsigned lanes, struct stack *first_chains,
                                        size_t stride)
 {
-    for (unsigned step = 1; step < lanes; step++) {
-        struct stack *st = (struct stack *)((char *)first_chains + (size_t)((me + step) % lanes) * stride);
+    unsigned last = *mine.last_found;
+    for (unsigned step = 0; step < lanes; step++) {
+        unsigned other = step ? (me + step) % lanes : last;
+        if (other == me || other >= lanes || (step && other == last))
+            continue;
+        struct stack *st = (struct stack *)((char *)first_chains + (size_t)other * stride);
         struct batch *b = stack_peek(st) ? stack_pop(st) : NULL;
-        if (b)
+        if (b) {
+            if (other != last)
+                __atomic_store_n(mine.last_found, (uint8_t)other, __ATOMIC_RELAXED);
             return lane_keep_rest(mine, b);
+        }
     }
     return NULL;
 }

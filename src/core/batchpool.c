@@ -37,6 +37,7 @@ static size_t carved_bytes(uint32_t carved)
 #define CHAIN_NODES (LANE_KEEP / 2)
 struct lane_stack {
     struct stack nodes;
+    uint8_t last_found; /* singles only */
 } __attribute__((aligned(64)));
 static struct lane_stack lane_singles[LANES], lane_chains[LANES];
 static lock_t pool_lock = LOCK_INIT; /* chunk list, mapping, releasing */
@@ -79,7 +80,7 @@ static struct chunk *chunk_with_room(void)
 
 static struct lane lane_of(unsigned index)
 {
-    return (struct lane){ &lane_singles[index].nodes, &lane_chains[index].nodes };
+    return (struct lane){ &lane_singles[index].nodes, &lane_chains[index].nodes, &lane_singles[index].last_found };
 }
 
 /* Links nodes[0..n) into chains and puts those on the calling CPU's lane's

@@ -45,14 +45,17 @@ static struct central classes[SC_COUNT];
  * two CPUs write a contended head once a chain, not once a batch. A chain
  * holds at most CHAIN_BYTES of objects and CHAIN_MOST batches (classes of
  * batches that large go straight into chains of one). One row of lanes
- * per lane index, a class's lane in it: its single nodes and its chains in
- * rows of their own. */
+ * per lane index, a class's lane in it: its single nodes, its chains and
+ * where it last found a chain in rows of their own. */
 #define CHAIN_BYTES ((size_t)32 << 10)
 #define CHAIN_MOST 8u
 struct lane_row {
     struct stack classes[SC_COUNT];
 } __attribute__((aligned(64)));
 static struct lane_row lane_singles[LANES], lane_chains[LANES];
+static struct {
+    uint8_t classes[SC_COUNT];
+} __attribute__((aligned(64))) lane_last_found[LANES];
 
 static uint32_t chain_batches(unsigned cls)
 {
@@ -69,7 +72,8 @@ static struct stack *lane_stack(unsigned i, unsigned cls)
 
 static struct lane lane_of(unsigned index, unsigned cls)
 {
-    return (struct lane){ &lane_singles[index].classes[cls], &lane_chains[index].classes[cls] };
+    return (struct lane){ &lane_singles[index].classes[cls], &lane_chains[index].classes[cls],
+                          &lane_last_found[index].classes[cls] };
 }
 
 static void count_one(uint64_t *counter)

@@ -20,6 +20,7 @@
 
 static struct batch nodes[NODES];
 static struct stack singles[2], chains[2];
+static uint8_t last_found[2];
 static struct batch *held[THREADS][NODES];
 static unsigned held_count[THREADS];
 static unsigned places[NODES];
@@ -32,7 +33,7 @@ static void *churn(void *arg)
     for (int r = 0; r < ROUNDS; r++) {
         seed = seed * 6364136223846793005u + 1442695040888963407u;
         unsigned me = (seed >> 40) & 1;
-        struct lane lane = { &singles[me], &chains[me] };
+        struct lane lane = { &singles[me], &chains[me], &last_found[me] };
         if (held_count[t] && (seed >> 41) & 1) {
             struct batch *b = held[t][--held_count[t]];
             CHECK_MSG(b->count == t, "node %p changed hands", (void *)b);
@@ -80,7 +81,7 @@ static uint32_t walk(struct stack *st, bool chains)
  * chain, whose other nodes are then its own singles, and never its own. */
 static void check_own_first(void)
 {
-    struct lane own = { &singles[0], &chains[0] }, other = { &singles[1], &chains[1] };
+    struct lane own = { &singles[0], &chains[0], &last_found[0] }, other = { &singles[1], &chains[1], &last_found[1] };
     for (unsigned i = 0; i < 2 * SEND; i++)
         lane_put(other, &nodes[i], SEND - 1, SEND);
     for (unsigned i = 2 * SEND; i < 4 * SEND; i++)
@@ -96,6 +97,35 @@ static void check_own_first(void)
     CHECK_MSG(lane_steal(own, 0, 1, &chains[0], sizeof chains[0]) == NULL, "a lane took from itself");
     while (lane_take(own) || lane_take(other))
         ;
+}
+
+/* Four lanes, lane 0 taking from the others: it looks first where it found
+ * a chain last, then round from itself, and never at itself. */
+static void check_last_found(void)
+{
+    static struct stack four_singles[4], four_chains[4];
+    static uint8_t four_found[4];
+    struct lane lanes[4];
+    for (unsigned l = 0; l < 4; l++)
+        lanes[l] = (struct lane){ &four_singles[l], &four_chains[l], &four_found[l] };
+    unsigned next = 0;
+    for (unsigned l = 2; l < 4; l++)
+        for (unsigned i = 0; i < 2 * SEND; i++)
+            lane_put(lanes[l], &nodes[next++], SEND - 1, SEND);
+    CHECK_MSG(lane_steal(lanes[0], 0, 4, four_chains, sizeof four_chains[0]) == &nodes[2 * SEND - 1],
+              "the chain of the next lane round with one not taken");
+    CHECK_EQ(four_found[0], 2);
+    for (unsigned i = 0; i < 2 * SEND; i++)
+        lane_put(lanes[1], &nodes[next++], SEND - 1, SEND);
+    CHECK_MSG(lane_steal(lanes[0], 0, 4, four_chains, sizeof four_chains[0]) == &nodes[SEND - 1],
+              "the lane a chain was last found in not looked at first");
+    CHECK_MSG(lane_steal(lanes[0], 0, 4, four_chains, sizeof four_chains[0]) == &nodes[6 * SEND - 1],
+              "the next lane round not looked at when the last one is dry");
+    CHECK_EQ(four_found[0], 1);
+    CHECK_EQ(stack_depth(&four_chains[0]), 0);
+    for (unsigned l = 0; l < 4; l++)
+        while (lane_take(lanes[l]) || lane_steal(lanes[l], l, 4, four_chains, sizeof four_chains[0]))
+            ;
 }
 
 int main(void)
@@ -122,12 +152,13 @@ int main(void)
 
     /* Everything taken back: the stacks are empty and their depth is 0. */
     unsigned taken = 0;
-    struct lane first = { &singles[0], &chains[0] };
+    struct lane first = { &singles[0], &chains[0], &last_found[0] };
     for (struct batch *b; (b = lane_take(first)) || (b = lane_steal(first, 0, 2, &chains[0], sizeof chains[0])) ||
                           (b = stack_pop(&singles[1]));)
         taken++;
     CHECK_EQ(taken + held_count[0] + held_count[1] + held_count[2] + held_count[3], NODES);
     CHECK_EQ(stack_depth(&singles[0]) + stack_depth(&singles[1]) + stack_depth(&chains[0]) + stack_depth(&chains[1]), 0);
     check_own_first();
+    check_last_found();
     return check_status();
 }
