@@ -156,7 +156,7 @@ static inline unsigned lanes_in_use(void)
  * takes nodes gets its own back: their lines (and the objects they hold)
  * were last written there, where a node another CPU wrote costs a transfer
  * of every line read from it (two threads each freeing and allocating
- * their own blocks ran 1.25x faster, when crossing cores was slow, than
+ * their own blocks ran 1.2-1.3x faster, when crossing cores was slow, than
  * when their batches met on one shared stack). A lane past `most` single
  * nodes makes a chain of `send` of them, the newest. A CPU that runs dry
  * takes a chain from another CPU's lane (lane_steal): a producer takes what
