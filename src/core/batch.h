@@ -223,19 +223,20 @@ static inline struct batch *lane_take(struct lane lane)
     return b ? lane_keep_rest(lane, b) : NULL;
 }
 
-/* A chain taken from another of `lanes` lanes than `me` (LANES at most):
- * from the one mine last took from, else the next one round from `me`
- * that has one. Lane i's chains are at first_chains + i * stride bytes.
- * Its other nodes go on mine's singles. NULL when no lane has a chain. */
-static inline struct batch *lane_steal(struct lane mine, unsigned me, unsigned lanes, struct stack *first_chains,
-                                       size_t stride)
+/* A chain taken from another of `lanes` lanes than mine, lane `me`
+ * (LANES at most): from the one mine last took from, else the next one
+ * round from `me` that has one. The lanes' chains are `stride` bytes apart
+ * in one array. Its other nodes go on mine's singles. NULL when no lane
+ * has a chain. */
+static inline struct batch *lane_steal(struct lane mine, unsigned me, unsigned lanes, size_t stride)
 {
+    char *first_chains = (char *)mine.chains - (size_t)me * stride;
     unsigned last = *mine.last_found;
     for (unsigned step = 0; step < lanes; step++) {
         unsigned other = step ? (me + step) % lanes : last;
         if (other == me || other >= lanes || (step && other == last))
             continue;
-        struct stack *st = (struct stack *)((char *)first_chains + (size_t)other * stride);
+        struct stack *st = (struct stack *)(first_chains + (size_t)other * stride);
         struct batch *b = stack_peek(st) ? stack_pop(st) : NULL;
         if (b) {
             if (other != last)
@@ -244,6 +245,14 @@ static inline struct batch *lane_steal(struct lane mine, unsigned me, unsigned l
         }
     }
     return NULL;
+}
+
+/* A node of mine's own, else a chain's head taken from another lane
+ * (lane_steal): NULL when no lane has one. */
+static inline struct batch *lane_take_or_steal(struct lane mine, unsigned me, unsigned lanes, size_t stride)
+{
+    struct batch *b = lane_take(mine);
+    return b ? b : lane_steal(mine, me, lanes, stride);
 }
 
 /* Fetches, for writing, the first `bytes` of the node the next take from

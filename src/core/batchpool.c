@@ -102,8 +102,7 @@ static void push_chains(struct batch *const *nodes, size_t n)
 /* A node from the lane of index, else from another lane. */
 static struct batch *take_node(struct lane lane, unsigned index)
 {
-    struct batch *b = lane_take(lane);
-    return b ? b : lane_steal(lane, index, lanes_in_use(), &lane_chains[0].nodes, sizeof(struct lane_stack));
+    return lane_take_or_steal(lane, index, lanes_in_use(), sizeof(struct lane_stack));
 }
 
 struct batch *batchpool_get(void)

@@ -310,9 +310,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     if (n == sc_info[cls].batch) {
         unsigned index = lane_index();
         struct lane lane = lane_of(index, cls);
-        struct batch *b = lane_take(lane);
-        if (!b)
-            b = lane_steal(lane, index, lanes_in_use(), &lane_chains[0].classes[cls], sizeof(struct lane_row));
+        struct batch *b = lane_take_or_steal(lane, index, lanes_in_use(), sizeof(struct lane_row));
         if (b) {
             lane_prefetch_next(lane, offsetof(struct batch, objects) + n * sizeof(void *));
             memcpy(out, b->objects, b->count * sizeof(void *));

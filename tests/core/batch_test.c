@@ -41,7 +41,7 @@ static void *churn(void *arg)
         } else {
             struct batch *b = lane_take(lane);
             if (!b) {
-                b = lane_steal(lane, me, 2, &chains[0], sizeof chains[0]);
+                b = lane_steal(lane, me, 2, sizeof chains[0]);
                 if (b)
                     __atomic_fetch_add(&steals, 1, __ATOMIC_RELAXED);
             }
@@ -90,11 +90,11 @@ static void check_own_first(void)
     for (unsigned i = 4 * SEND; i-- > 2 * SEND;)
         CHECK_MSG(lane_take(own) == &nodes[i], "the lane's own node %u not taken in turn", i);
     CHECK_MSG(lane_take(own) == NULL, "a dry lane gave a node");
-    CHECK_MSG(lane_steal(own, 0, 2, &chains[0], sizeof chains[0]) == &nodes[2 * SEND - 1],
+    CHECK_MSG(lane_steal(own, 0, 2, sizeof chains[0]) == &nodes[2 * SEND - 1],
               "the other lane's newest chain not taken");
     CHECK_EQ(stack_depth(own.singles), SEND - 1);
     CHECK_EQ(stack_depth(other.chains), SEND);
-    CHECK_MSG(lane_steal(own, 0, 1, &chains[0], sizeof chains[0]) == NULL, "a lane took from itself");
+    CHECK_MSG(lane_steal(own, 0, 1, sizeof chains[0]) == NULL, "a lane took from itself");
     while (lane_take(own) || lane_take(other))
         ;
 }
@@ -112,19 +112,19 @@ static void check_last_found(void)
     for (unsigned l = 2; l < 4; l++)
         for (unsigned i = 0; i < 2 * SEND; i++)
             lane_put(lanes[l], &nodes[next++], SEND - 1, SEND);
-    CHECK_MSG(lane_steal(lanes[0], 0, 4, four_chains, sizeof four_chains[0]) == &nodes[2 * SEND - 1],
+    CHECK_MSG(lane_steal(lanes[0], 0, 4, sizeof four_chains[0]) == &nodes[2 * SEND - 1],
               "the chain of the next lane round with one not taken");
     CHECK_EQ(four_found[0], 2);
     for (unsigned i = 0; i < 2 * SEND; i++)
         lane_put(lanes[1], &nodes[next++], SEND - 1, SEND);
-    CHECK_MSG(lane_steal(lanes[0], 0, 4, four_chains, sizeof four_chains[0]) == &nodes[SEND - 1],
+    CHECK_MSG(lane_steal(lanes[0], 0, 4, sizeof four_chains[0]) == &nodes[SEND - 1],
               "the lane a chain was last found in not looked at first");
-    CHECK_MSG(lane_steal(lanes[0], 0, 4, four_chains, sizeof four_chains[0]) == &nodes[6 * SEND - 1],
+    CHECK_MSG(lane_steal(lanes[0], 0, 4, sizeof four_chains[0]) == &nodes[6 * SEND - 1],
               "the next lane round not looked at when the last one is dry");
     CHECK_EQ(four_found[0], 1);
     CHECK_EQ(stack_depth(&four_chains[0]), 0);
     for (unsigned l = 0; l < 4; l++)
-        while (lane_take(lanes[l]) || lane_steal(lanes[l], l, 4, four_chains, sizeof four_chains[0]))
+        while (lane_take(lanes[l]) || lane_steal(lanes[l], l, 4, sizeof four_chains[0]))
             ;
 }
 
@@ -153,7 +153,7 @@ int main(void)
     /* Everything taken back: the stacks are empty and their depth is 0. */
     unsigned taken = 0;
     struct lane first = { &singles[0], &chains[0], &last_found[0] };
-    for (struct batch *b; (b = lane_take(first)) || (b = lane_steal(first, 0, 2, &chains[0], sizeof chains[0])) ||
+    for (struct batch *b; (b = lane_take(first)) || (b = lane_steal(first, 0, 2, sizeof chains[0])) ||
                           (b = stack_pop(&singles[1]));)
         taken++;
     CHECK_EQ(taken + held_count[0] + held_count[1] + held_count[2] + held_count[3], NODES);
