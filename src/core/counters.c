@@ -25,6 +25,8 @@ void counters_add_held(ptrdiff_t bytes)
         counters_raise_peak(&held_peak, now);
 }
 
+size_t counters_held_bytes(void) { return __atomic_load_n(&held, __ATOMIC_RELAXED); }
+
 void counters_add_purged(size_t bytes) { __atomic_add_fetch(&purged_total, bytes, __ATOMIC_RELAXED); }
 
 void counters_read(struct counters *out)

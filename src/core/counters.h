@@ -15,6 +15,8 @@ void counters_add_purged(size_t bytes);
 /* Bytes of blocks handed out of superblocks and large blocks in use (what the
  * program holds plus what caches hold); negative deltas release. */
 void counters_add_held(ptrdiff_t bytes);
+/* held alone, one load (for decisions on slow paths). */
+size_t counters_held_bytes(void);
 
 struct counters {
     size_t mapped, mapped_peak;

@@ -14,8 +14,9 @@
  *   decay metadata <delay_ms>   the allocator's own memory goes back too:
  *                               most of what the burst of frees added
  *                               (nodes of the batches parked centrally)
- *   decay start-size            a process holding a few blocks starts no
- *                               purge thread; one holding over 4 MiB does
+ *   decay start-size            a process holding a few blocks, or a block
+ *                               in each of 30 classes, starts no purge
+ *                               thread; one holding over 4 MiB does
  *   decay start-age <delay_ms>  one holding a few blocks starts it at its
  *                               first refill from the central layer once it has
  *                               lived a quarter of the delay
@@ -191,6 +192,14 @@ static void start_by_size(void)
 {
     void *few[FEW];
     hold_a_few(few, 48);
+    /* A block of every size up to 1 KiB: some 30 classes, each with a
+     * superblock of its own (8 MiB counted resident), 124 KiB held. */
+    enum { SIZES = 1024 / 16 };
+    void *one_each[SIZES];
+    for (int i = 0; i < SIZES; i++)
+        REQUIRE((one_each[i] = malloc((size_t)(i + 1) * 16)) != NULL);
+    CHECK_MSG(thread_named("corealloc-purge") == 0, "a purge thread for a block in each of 30 classes");
+    CHECK(stats_number("purger_running") == 0);
     enum { BLOCKS = 6 * 1024 }; /* 6 MiB of 1 KiB blocks */
     void **held = malloc(BLOCKS * sizeof *held);
     REQUIRE(held != NULL);
@@ -203,6 +212,8 @@ static void start_by_size(void)
     free(held);
     for (int i = 0; i < FEW; i++)
         free(few[i]);
+    for (int i = 0; i < SIZES; i++)
+        free(one_each[i]);
 }
 
 static void start_by_age(unsigned delay_ms)
