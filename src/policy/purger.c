@@ -28,7 +28,8 @@ static uint64_t process_ready_ns;
  * caches), or has lived a quarter of the delay (the thread's first pass
  * would come no sooner). Not the resident estimate: that counts a
  * superblock whole from its first block, so a short program that touched
- * 17 classes (sort, a compiler pass) paid for the thread with 1 MiB held. */
+ * 17 classes (a compiler pass, python's start-up) paid for the thread
+ * holding a few hundred KiB. */
 #define PURGER_START_BYTES ((size_t)4 << 20)
 
 /* Last traffic seen per CPU cache and per class, and when it last changed. */
