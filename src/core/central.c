@@ -231,37 +231,48 @@ static struct superblock *tight_source(struct central *ce, unsigned cls)
     return sb;
 }
 
-/* Puts one object back into its superblock; false for a double free.
- * Class lock held. */
-static bool return_to_superblock(struct central *ce, void *p)
+/* Puts objs[0..n), all blocks of sb, back into it, reporting those freed
+ * twice; returns how many went back. Class lock held. */
+static unsigned return_run(struct central *ce, struct superblock *sb, void *const *objs, unsigned n, bool purge_now)
 {
-    struct superblock *sb = sb_of((uintptr_t)p);
-    CA_ASSERT(sb && sb->cls == (unsigned)(ce - classes) && sb->used > 0);
-    CA_ASSERT(sb_block_start(sb, (uintptr_t)p) == (uintptr_t)p);
-    if (!sb_give(sb, p)) {
-        diag_invalid_pointer("free", p, "freed twice");
-        return false;
+    CA_ASSERT(sb && sb->cls == (unsigned)(ce - classes)); /* empty when all were freed twice */
+    unsigned returned = 0;
+    for (unsigned i = 0; i < n;) {
+        CA_ASSERT(sb_block_start(sb, (uintptr_t)objs[i]) == (uintptr_t)objs[i]);
+        unsigned given = sb_give_run(sb, objs + i, n - i);
+        if (purge_now)
+            sb_gave_run(sb, objs + i, given);
+        returned += given;
+        i += given;
+        if (i < n)
+            diag_invalid_pointer("free", objs[i++], "freed twice");
     }
-    ce->blocks_out--;
+    if (!returned) /* all freed twice: sb may be empty already, released by their first free */
+        return 0;
+    ce->blocks_out -= returned;
     if (sb->used == 0) {
         if (sb->list == SB_LIST_PARTIAL)
             partial_remove(ce, sb);
         ce->superblocks--;
         sb_release_empty(sb);
-        return true;
-    }
-    if (sb->list != SB_LIST_PARTIAL)
+    } else if (sb->list != SB_LIST_PARTIAL)
         partial_insert(ce, sb);
-    sb_gave(sb, p);
-    return true;
+    return returned;
 }
 
-/* Returns objects to their superblocks and the statistics. Lock held. */
+/* Returns objects to their superblocks and the statistics, a run of
+ * neighbours at a time: a batch freed in order holds runs of blocks of one
+ * superblock, whose descriptor and bitmap are then found once. Lock held. */
 static void return_objects(struct central *ce, unsigned cls, void *const *objs, unsigned n)
 {
     unsigned returned = 0;
-    for (unsigned i = 0; i < n; i++)
-        returned += return_to_superblock(ce, objs[i]);
+    bool purge_now = footprint_purge_at_once();
+    for (unsigned i = 0, run; i < n; i += run) {
+        struct superblock *sb = sb_of((uintptr_t)objs[i]);
+        for (run = 1; i + run < n && (uintptr_t)objs[i + run] - sb->start < SB_SIZE; run++)
+            ;
+        returned += return_run(ce, sb, objs + i, run, purge_now);
+    }
     ce->returns += returned;
     counters_add_held(-(ptrdiff_t)(returned * sc_info[cls].size));
 }

@@ -426,17 +426,18 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
 {
     if (opt.secure)
         return take_random(sb, out, n);
-    const struct sizeclass_info *sc = &sc_info[sb->cls];
+    /* In registers: the marks' stores may alias sb. */
+    const uintptr_t start = sb->start, size = sc_info[sb->cls].size, blocks = sc_info[sb->cls].blocks;
     /* Blocks that came back first (they are below carved), then new ones.
      * With none back, the bitmap is not read: its page may never be touched. */
     uint64_t *bitmap = sb_bitmap(sb);
-    unsigned words = sb->used < sb->carved ? (sb->carved + 63u) / 64u : 0, got = 0, w = sb->cursor;
+    unsigned carved = sb->carved, words = sb->used < carved ? (carved + 63u) / 64u : 0, got = 0, w = sb->cursor;
     for (; w < words && got < n; w++) {
         uint64_t bits = bitmap[w];
         while (bits && got < n) {
             unsigned index = w * 64 + (unsigned)__builtin_ctzll(bits);
             bits &= bits - 1;
-            out[got] = (void *)(sb->start + (uintptr_t)index * sc->size);
+            out[got] = (void *)(start + (uintptr_t)index * size);
             block_mark_free(out[got++]);
         }
         bitmap[w] = bits;
@@ -444,10 +445,11 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n)
             break;
     }
     sb->cursor = (uint16_t)w;
-    for (; got < n && sb->carved < sc->blocks; sb->carved++) {
-        out[got] = (void *)(sb->start + (uintptr_t)sb->carved * sc->size);
+    for (; got < n && carved < blocks; carved++) {
+        out[got] = (void *)(start + (uintptr_t)carved * size);
         block_mark_free(out[got++]);
     }
+    sb->carved = (uint16_t)carved;
     sb->used = (uint16_t)(sb->used + got);
     if (sb->holes)
         refill_holes(sb, out, got);
@@ -537,24 +539,48 @@ size_t sb_purge_holes(struct superblock *sb)
     return purge_free_pages(sb, pages >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << pages) - 1);
 }
 
-bool sb_give(struct superblock *sb, void *p)
+unsigned sb_give_run(struct superblock *sb, void *const *objs, unsigned n)
 {
-    uint64_t index = sc_block_index(sb->cls, (uintptr_t)p - sb->start);
-    uint64_t bit = (uint64_t)1 << (index % 64);
+    const uint64_t recip = sc_info[sb->cls].recip;
+    const uintptr_t start = sb->start, carved = sb->carved;
     uint64_t *bitmap = sb_bitmap(sb);
-    if (index >= sb->carved || (bitmap[index / 64] & bit))
-        return false;
-    bitmap[index / 64] |= bit;
-    if (index / 64 < sb->cursor)
-        sb->cursor = (uint16_t)(index / 64);
-    sb->used--;
-    return true;
+    /* Neighbours share a bitmap word: it is kept in a register while they
+     * come, not stored and loaded again for each. */
+    uintptr_t w = UINTPTR_MAX; /* no word loaded yet */
+    uint64_t word = 0;
+    unsigned cursor = sb->cursor, given = 0;
+    for (; given < n; given++) {
+        uintptr_t index = (((uintptr_t)objs[given] - start) * recip) >> SC_RECIP_SHIFT; /* sc_block_index */
+        if (index >= carved)
+            break;
+        if (index / 64 != w) {
+            if (w != UINTPTR_MAX)
+                bitmap[w] = word;
+            w = index / 64;
+            word = bitmap[w];
+        }
+        uint64_t bit = (uint64_t)1 << (index % 64);
+        if (word & bit)
+            break;
+        word |= bit;
+        if (w < cursor)
+            cursor = (unsigned)w;
+    }
+    if (w != UINTPTR_MAX)
+        bitmap[w] = word;
+    sb->cursor = (uint16_t)cursor;
+    sb->used = (uint16_t)(sb->used - given);
+    return given;
 }
 
-void sb_gave(struct superblock *sb, void *p)
+void sb_gave_run(struct superblock *sb, void *const *objs, unsigned n)
 {
-    if (sb->used && footprint_purge_at_once())
-        purge_free_pages(sb, block_pages(sb->cls, sc_block_index(sb->cls, (uintptr_t)p - sb->start)));
+    if (!sb->used)
+        return;
+    uint64_t pages = 0;
+    for (unsigned i = 0; i < n; i++)
+        pages |= block_pages(sb->cls, sc_block_index(sb->cls, (uintptr_t)objs[i] - sb->start));
+    purge_free_pages(sb, pages);
 }
 
 static size_t purge_list(struct superblock **head, uint64_t older_than_ns, enum os_purge_kind kind)

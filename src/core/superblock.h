@@ -77,8 +77,14 @@ uint64_t *sb_bitmap(const struct superblock *sb);
 /* Takes up to n blocks out of sb into out[], lowest addresses first,
  * marked free (core/block_mark.h). */
 unsigned sb_take(struct superblock *sb, void **out, unsigned n);
+/* Puts blocks objs[0..n) of sb back, in order, up to the first that is in
+ * already (a double free); returns how many went back. */
+unsigned sb_give_run(struct superblock *sb, void *const *objs, unsigned n);
 /* Puts block p back. False when it is already in (a double free). */
-bool sb_give(struct superblock *sb, void *p);
+static inline bool sb_give(struct superblock *sb, void *p)
+{
+    return sb_give_run(sb, &p, 1) == 1;
+}
 static inline bool sb_exhausted(const struct superblock *sb)
 {
     return sb->used == sc_info[sb->cls].blocks;
@@ -131,10 +137,15 @@ size_t sb_purge_pool(uint64_t older_than_ns, enum os_purge_kind kind);
  * it (taking a block from such a page brings the page back). Caller holds
  * the class lock. Returns bytes released. */
 size_t sb_purge_holes(struct superblock *sb);
-/* After sb_give(sb, p), on a superblock still in use: when purging is
- * immediate (a zero delay, or memory pressure), the pages of p whose blocks
- * are now all free go back at once. Caller holds the class lock. */
-void sb_gave(struct superblock *sb, void *p);
+/* After sb_give_run(sb, objs, n) when purging is immediate
+ * (footprint_purge_at_once: a zero delay, or memory pressure), on a
+ * superblock still in use: the pages of those blocks whose blocks are now
+ * all free go back at once. Caller holds the class lock. */
+void sb_gave_run(struct superblock *sb, void *const *objs, unsigned n);
+static inline void sb_gave(struct superblock *sb, void *p)
+{
+    sb_gave_run(sb, &p, 1);
+}
 size_t sb_bytes_retained(void);
 void sb_set_retain_limit(size_t bytes);
 

@@ -13,6 +13,7 @@
 #include "api/init.h"
 #include "core/central.h"
 #include "core/sizeclass.h"
+#include "platform/diag.h"
 #include "platform/os.h"
 #include "central_hold.h"
 #include "check.h"
@@ -149,11 +150,48 @@ static void test_parked_limit_fits_a_round(unsigned cls)
     REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
 }
 
+/* Blocks going back to their superblocks, some of them twice: each second
+ * time is reported and changes nothing, also when the first emptied the
+ * superblock and released it (releasing it again would list it twice).
+ * Alone in its class, so its superblock holds only these blocks. */
+static void test_freed_twice_back_to_superblock(unsigned cls)
+{
+    enum { MOST = 64 };
+    unsigned blocks = sc_info[cls].blocks;
+    REQUIRE(blocks <= MOST && blocks > 2);
+    void *objs[MOST];
+    struct central_class_stats stats;
+    central_class_stats(cls, &stats);
+    REQUIRE_MSG(stats.refills == 0 && stats.superblocks == 0, "class %u was used before the test", cls);
+    take_blocks(cls, objs, blocks);
+    central_class_stats(cls, &stats);
+    REQUIRE_MSG(stats.superblocks == 1, "%lu superblocks for %u blocks", (unsigned long)stats.superblocks, blocks);
+    uint64_t invalid = diag_invalid_pointer_count();
+    void *twice[] = {objs[0], objs[1], objs[0]};
+    central_free(cls, twice, 3);
+    CHECK_EQ(diag_invalid_pointer_count(), invalid + 1);
+    central_free(cls, &objs[2], blocks - 2); /* empties the superblock */
+    central_class_stats(cls, &stats);
+    CHECK_EQ(stats.superblocks, 0);
+    CHECK_EQ(stats.blocks_out, 0);
+    central_free(cls, &objs[1], 2);
+    CHECK_EQ(diag_invalid_pointer_count(), invalid + 3);
+    central_class_stats(cls, &stats);
+    CHECK_MSG(stats.superblocks == 0 && stats.blocks_out == 0,
+              "after frees of blocks back already: %lu superblocks, %lu blocks out", (unsigned long)stats.superblocks,
+              (unsigned long)stats.blocks_out);
+    take_blocks(cls, objs, blocks);
+    central_class_stats(cls, &stats);
+    CHECK_EQ(stats.superblocks, 1);
+    central_free(cls, objs, blocks);
+}
+
 int main(void)
 {
     init_ensure();
     test_cut_allowance(sc_of(1792));
     test_parked_limit_fits_a_round(sc_of(64));
+    test_freed_twice_back_to_superblock(sc_of(16384));
     for (unsigned i = 0; i < sizeof test_classes / sizeof test_classes[0]; i++)
         central_hold_until_whole_batches(test_classes[i]);
     struct central_class_stats before[SC_COUNT], after;

@@ -168,6 +168,20 @@ static void test_take_and_give(struct superblock *sb)
     CHECK_EQ(sb->used, blocks - 1);
     CHECK_MSG(!sb_give(sb, block[3]), "a double give must be refused");
     CHECK_EQ(sb->used, blocks - 1);
+    /* A run stops at its first block in already, having given those before. */
+    void *run[] = {block[70], block[6], block[3], block[7]};
+    CHECK_EQ(sb_give_run(sb, run, 4), 2);
+    CHECK_EQ(sb->used, blocks - 3);
+    CHECK_EQ(sb_give_run(sb, run + 3, 1), 1);
+    CHECK_MSG(sb_give_run(sb, run, 2) == 0, "a run of blocks in already went back again");
+    void *back[3];
+    CHECK_EQ(sb_take(sb, back, 3), 3);
+    CHECK_MSG(back[0] == block[3] && back[1] == block[6] && back[2] == block[7], "took %p %p %p back", back[0],
+              back[1], back[2]);
+    CHECK_EQ(sb_take(sb, back, 1), 1);
+    CHECK(back[0] == block[70]);
+    CHECK(sb_give(sb, block[3])); /* as before the runs */
+    CHECK_EQ(sb->used, blocks - 1);
     CHECK(sb_give(sb, block[200]));
     void *p;
     CHECK_EQ(sb_take(sb, &p, 1), 1);
@@ -198,10 +212,9 @@ static void test_holes(struct superblock *sb)
     CHECK_EQ(sb->holes, (uint64_t)0x7 << 3);
     CHECK_EQ(resident(), before - 3 * OS_PAGE_SIZE);
 
-    /* Purging at once (a zero delay): the last free block of a page sends
-     * the page back as it comes in. */
-    long delay = opt.purge_delay_ms;
-    opt.purge_delay_ms = 0;
+    /* Purging at once (a zero delay, or pressure: the central layer calls
+     * sb_gave then): the last free block of a page sends the page back as
+     * it comes in. */
     for (unsigned i = 10 * PER_PAGE; i < 11 * PER_PAGE; i++) {
         CHECK_MSG(!(sb->holes >> 10 & 1), "page 10 purged with block %u still in use", i);
         CHECK(sb_give(sb, block[i]));
@@ -209,7 +222,6 @@ static void test_holes(struct superblock *sb)
     }
     CHECK_MSG(sb->holes >> 10 & 1, "page 10 not purged when its last block came back");
     CHECK_EQ(resident(), before - 4 * OS_PAGE_SIZE);
-    opt.purge_delay_ms = delay;
 }
 
 /* The free blocks at the top of a partly used superblock go back as
