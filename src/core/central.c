@@ -20,8 +20,7 @@
  * hand-off counts are on lines of their own, written with plain
  * increments (a lost one is an approximation, not an error). */
 struct central {
-    uint32_t parked_limit; /* batches kept parked before some go back (see shed_batches) */
-    uint32_t shed; /* batches sent back to superblocks since the limit last grew (class lock) */
+    uint32_t parked_limit; /* batches a lane's chains keep (see central_free) */
     _Alignas(64) uint64_t refills;
     _Alignas(64) uint64_t spills;
     uint64_t locked_spills; /* spills that took the lock (counted before the purger is woken) */
@@ -33,8 +32,8 @@ struct central {
     uint64_t superblocks;
     uint64_t blocks_out;
 } __attribute__((aligned(64)));
-/* Four cache lines a class (a fifth held only `shed`): the 73 classes'
- * structures, all written at start-up, span a page less. */
+/* Four cache lines a class: the first, read by every spill, is written at
+ * start-up alone. */
 _Static_assert(sizeof(struct central) == 4 * 64, "a class's central structure is four lines");
 
 static struct central classes[SC_COUNT];
@@ -81,37 +80,22 @@ static void count_one(uint64_t *counter)
     __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
-/* Batches parked in a lane's chains beyond a limit go back to their
- * superblocks (so those can empty and be purged). The limit starts at 2 MiB
- * of a class (and at least 4, at most 512 batches, whose nodes would
- * outweigh the tiniest objects they hold). Whenever a refill has to cut
- * blocks from superblocks after batches were sent back there, the working
- * set of the class is larger (and moving blocks through the bitmaps costs
- * every object twice): the limit grows by all it sent back since it last
- * grew, at least doubling, so one round of a working set that is freed and
- * allocated again whole is enough to fit it. Up to 64 MiB and 8192
- * batches; it falls back when the class is idle for the purge delay, its
- * batches returned. */
-#define CENTRAL_BYTES_BASE ((size_t)2 << 20)
-#define CENTRAL_BATCHES_BASE_MAX 512u
-#define CENTRAL_BYTES_MAX ((size_t)64 << 20)
-#define CENTRAL_BATCHES_MAX 8192u
+/* A lane's chains keep up to 2 MiB of a class (at least 4 batches, at
+ * most 512, whose nodes would outweigh the tiniest objects they hold);
+ * past that, spills go back to their superblocks (central_free). */
+#define CENTRAL_PARKED_BYTES ((size_t)2 << 20)
+#define CENTRAL_PARKED_MOST 512u
 
-static uint32_t batches_within(unsigned cls, size_t bytes, uint32_t most)
+static uint32_t parked_limit(unsigned cls)
 {
-    size_t by_bytes = bytes / ((size_t)sc_info[cls].size * sc_info[cls].batch);
-    return by_bytes < 4 ? 4 : by_bytes > most ? most : (uint32_t)by_bytes;
-}
-
-static uint32_t base_limit(unsigned cls)
-{
-    return batches_within(cls, CENTRAL_BYTES_BASE, CENTRAL_BATCHES_BASE_MAX);
+    size_t batches = CENTRAL_PARKED_BYTES / ((size_t)sc_info[cls].size * sc_info[cls].batch);
+    return batches < 4 ? 4 : batches > CENTRAL_PARKED_MOST ? CENTRAL_PARKED_MOST : (uint32_t)batches;
 }
 
 void central_init(void)
 {
     for (unsigned c = 0; c < SC_COUNT; c++) {
-        classes[c].parked_limit = base_limit(c);
+        classes[c].parked_limit = parked_limit(c);
         lock_reset(&classes[c].lock);
         lock_register_for_fork(&classes[c].lock, LOCK_RANK_CLASS);
     }
@@ -333,14 +317,6 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
         }
     }
     lock_acquire(&ce->lock);
-    if (ce->shed) { /* cutting again what was just sent back: keep all that */
-        uint32_t most = opt.tight || footprint_purge_at_once()
-                            ? base_limit(cls)
-                            : batches_within(cls, CENTRAL_BYTES_MAX, CENTRAL_BATCHES_MAX);
-        uint32_t limit = ce->parked_limit, grown = limit + (ce->shed > limit ? ce->shed : limit);
-        ce->shed = 0;
-        __atomic_store_n(&ce->parked_limit, grown < most ? grown : most, __ATOMIC_RELAXED);
-    }
     n = cut_allowance(ce, cls, n);
     while (got < n) {
         struct superblock *sb = opt.tight ? tight_source(ce, cls) : cut_source(ce, cls);
@@ -369,47 +345,64 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     return got;
 }
 
-/* Too much parked in a lane's chains: if it finds the lock free, the lane's
- * CPU takes some batches back to their superblocks, so those can empty. */
+/* Too much parked in a lane's chains (their batches came while the lock
+ * was taken): if it finds the lock free, the lane's CPU takes some batches
+ * back to their superblocks, so those can empty. */
 static void shed_batches(struct central *ce, unsigned cls, struct lane lane)
 {
-    uint32_t limit = __atomic_load_n(&ce->parked_limit, __ATOMIC_RELAXED);
-    if (stack_depth(lane.chains) <= limit || !lock_try(&ce->lock))
+    if (stack_depth(lane.chains) <= ce->parked_limit || !lock_try(&ce->lock))
         return;
-    uint32_t shed = 0;
-    while (stack_depth(lane.chains) > limit / 2) {
+    while (stack_depth(lane.chains) > ce->parked_limit / 2) {
         struct batch *old = stack_pop(lane.chains);
         if (!old)
             break;
-        shed += return_batches(ce, cls, old);
+        return_batches(ce, cls, old);
     }
-    ce->shed = ce->shed + shed < CENTRAL_BATCHES_MAX ? ce->shed + shed : CENTRAL_BATCHES_MAX; /* no wrap */
     lock_release(&ce->lock);
 }
 
+/* A spill to the superblocks, the class lock held (and released here). The
+ * traffic is counted (locked_spills, or a push's tag, each by an atomic
+ * read-modify-write) before the purger is woken: it looks at the traffic
+ * once it has said it sleeps, so one of the two sees the other. */
+static void spill_to_superblocks(struct central *ce, unsigned cls, void *const *objs, unsigned n)
+{
+    __atomic_fetch_add(&ce->locked_spills, 1, __ATOMIC_SEQ_CST);
+    footprint_wake_purger();
+    return_objects(ce, cls, objs, n);
+    lock_release(&ce->lock);
+}
+
+/* Full batches are parked while the CPU's lane holds fewer than the limit;
+ * past it, a spill goes straight back to its superblocks when the class
+ * lock is free (a taken one would make the CPU wait: then it parks, and
+ * sheds later). Parked batches come back in the order they were freed,
+ * superblocks hand out their lowest free blocks first: a program that
+ * frees a structure in an order of its own and builds the next one (CPython
+ * with PYTHONMALLOC=malloc) finds that structure's neighbours side by side
+ * again instead of scattered, and a producer's blocks come from one
+ * superblock in address order (see design.md). */
 void central_free(unsigned cls, void *const *objs, unsigned n)
 {
     struct central *ce = &classes[cls];
     count_one(&ce->spills);
-    /* The traffic is counted (the push's tag, or locked_spills, each by an
-     * atomic read-modify-write) before the purger is woken: it looks at
-     * the traffic once it has said it sleeps, so one of the two sees the
-     * other. */
-    struct batch *b = n == sc_info[cls].batch && opt_free_blocks_wait() ? batchpool_get() : NULL;
+    struct lane lane = lane_of(lane_index(), cls);
+    bool parks = n == sc_info[cls].batch && opt_free_blocks_wait();
+    if (parks && stack_depth(lane.chains) >= ce->parked_limit && lock_try(&ce->lock)) {
+        spill_to_superblocks(ce, cls, objs, n);
+        return;
+    }
+    struct batch *b = parks ? batchpool_get() : NULL;
     if (b) {
         memcpy(b->objects, objs, n * sizeof(void *));
         b->count = n;
         uint32_t chain = chain_batches(cls);
-        struct lane lane = lane_of(lane_index(), cls);
         lane_put(lane, b, chain - 1, chain);
         footprint_wake_purger();
         shed_batches(ce, cls, lane);
     } else {
-        __atomic_fetch_add(&ce->locked_spills, 1, __ATOMIC_SEQ_CST);
-        footprint_wake_purger();
         lock_acquire(&ce->lock);
-        return_objects(ce, cls, objs, n);
-        lock_release(&ce->lock);
+        spill_to_superblocks(ce, cls, objs, n);
     }
 }
 
@@ -425,10 +418,6 @@ size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_th
             if (batches_back != CENTRAL_ALL_BATCHES)
                 batches_back = n < batches_back ? batches_back - n : 0;
         }
-    }
-    if (batches_back == CENTRAL_ALL_BATCHES) {
-        __atomic_store_n(&ce->parked_limit, base_limit(cls), __ATOMIC_RELAXED);
-        ce->shed = 0;
     }
     size_t released = sb_purge_class_empties(cls, older_than_ns, kind);
     lock_release(&ce->lock);

@@ -17,11 +17,12 @@ void central_init(void);
  * rest, the last on top: blocks cut from superblocks are listed highest
  * address first, so they go out lowest first. */
 unsigned central_alloc(unsigned cls, void **out, unsigned n);
-/* Takes back n objects of cls. Non-blocking when n is the class batch. */
+/* Takes back n objects of cls. Non-blocking when n is the class batch
+ * (parked, or sent back to the superblocks when the class lock is free). */
 void central_free(unsigned cls, void *const *objs, unsigned n);
 /* Purges the class's empty superblocks emptied before older_than_ns, after
  * returning up to batches_back of its central batches to their superblocks
- * (CENTRAL_ALL_BATCHES: all, and the parked limit starts over). Returns
+ * (CENTRAL_ALL_BATCHES: all). Returns
  * bytes released. */
 #define CENTRAL_ALL_BATCHES UINT32_MAX
 size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_than_ns,

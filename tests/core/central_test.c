@@ -4,8 +4,9 @@
  * first word, so an object handed to two holders at once is caught; counts
  * in and out must balance; trimming returns the superblocks. A cut takes
  * at most a quarter of what the class has out (or a page's worth), so each
- * class is first given enough out for whole cuts. A working set freed and
- * allocated again whole is parked whole from its second round. */
+ * class is first given enough out for whole cuts. A working set freed past
+ * the parked limit goes back to its superblocks and comes out of them in
+ * address order. */
 #include <sched.h>
 #include <stdint.h>
 
@@ -111,18 +112,16 @@ static uint64_t batches_parked(unsigned cls)
     return stats.batches_central;
 }
 
-/* A working set freed whole and allocated again, well past the parked
- * limit it starts with: the first round sends batches back to the
- * superblocks, and the limit grows by all of them when they are cut again,
- * so from the second round on the whole set stays parked. The limit holds
- * per CPU (each parks its own batches), so the test stays on one: a first
- * round split between two CPUs parks more and sends less back, and the
- * limit then grows by less than a round freed on one CPU needs (a debug
- * run in a parallel make test, not pinned, parked 1072 of 2000 in round 2). */
-static void test_parked_limit_fits_a_round(unsigned cls)
+/* A working set freed whole, well past the parked limit, in an order of
+ * its own (every batch strided across the set), and allocated again, twice:
+ * each time only up to the limit stays parked, the rest goes back to the
+ * superblocks, and comes out of them again lowest address first, each cut
+ * one ascending run (listed highest first, see central.h). The limit holds
+ * per CPU (each parks its own batches), so the test stays on one. */
+static void test_past_the_limit_back_in_address_order(unsigned cls)
 {
     enum { BATCHES = 2000 };
-    static void *objs[BATCHES * SC_BATCH_MAX];
+    static void *objs[BATCHES * SC_BATCH_MAX], *freeing[SC_BATCH_MAX];
     cpu_set_t here, before;
     REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
     CPU_ZERO(&here);
@@ -133,17 +132,32 @@ static void test_parked_limit_fits_a_round(unsigned cls)
     REQUIRE_MSG(stats.refills == 0 && stats.blocks_out == 0, "class %u was used before the test", cls);
     unsigned batch = sc_info[cls].batch, n = BATCHES * batch;
     take_blocks(cls, objs, n);
-    for (unsigned round = 1; round <= 3; round++) {
-        for (unsigned i = 0; i < n; i += batch)
-            central_free(cls, &objs[i], batch);
+    for (unsigned round = 1; round <= 2; round++) {
+        for (unsigned b = 0; b < BATCHES; b++) {
+            for (unsigned i = 0; i < batch; i++)
+                freeing[i] = objs[i * BATCHES + b];
+            central_free(cls, freeing, batch);
+        }
         uint64_t parked = batches_parked(cls);
-        if (round == 1)
-            REQUIRE_MSG(parked < BATCHES, "%lu batches parked: past the first limit, some go back",
-                        (unsigned long)parked);
-        else /* at least: the purger may have drained other blocks of the class from a CPU's cache */
-            CHECK_MSG(parked >= BATCHES, "round %u: %lu of %u batches parked", round, (unsigned long)parked,
-                      BATCHES);
-        take_blocks(cls, objs, n);
+        central_class_stats(cls, &stats);
+        CHECK_MSG(parked < BATCHES / 2, "round %u: %lu of %u batches parked", round, (unsigned long)parked,
+                  BATCHES);
+        CHECK_MSG(stats.blocks_out <= parked * batch + batch,
+                  "round %u: %lu blocks out of their superblocks, %lu parked", round,
+                  (unsigned long)stats.blocks_out, (unsigned long)(parked * batch));
+        unsigned in_order = 0, cuts = 0;
+        for (unsigned held = 0; held < n; held += batch) {
+            REQUIRE(central_alloc(cls, &objs[held], batch) == batch);
+            if (held / batch < parked)
+                continue; /* a parked batch: the order it was freed in */
+            cuts++;
+            unsigned breaks = 0; /* at most one: where a cut moves on to another superblock */
+            for (unsigned i = 1; i < batch; i++)
+                breaks += (uintptr_t)objs[held + i] > (uintptr_t)objs[held + i - 1];
+            in_order += breaks <= 1;
+        }
+        CHECK_MSG(cuts > BATCHES / 2 && in_order == cuts, "round %u: %u of %u cuts in address order", round,
+                  in_order, cuts);
     }
     for (unsigned i = 0; i < n; i += batch)
         central_free(cls, &objs[i], batch);
@@ -190,7 +204,7 @@ int main(void)
 {
     init_ensure();
     test_cut_allowance(sc_of(1792));
-    test_parked_limit_fits_a_round(sc_of(64));
+    test_past_the_limit_back_in_address_order(sc_of(64));
     test_freed_twice_back_to_superblock(sc_of(16384));
     for (unsigned i = 0; i < sizeof test_classes / sizeof test_classes[0]; i++)
         central_hold_until_whole_batches(test_classes[i]);
