@@ -220,6 +220,19 @@ static size_t keep_within_budget(void)
     return released;
 }
 
+size_t large_give_way(size_t bytes)
+{
+    if (opt.purge_delay_ms <= 0 || !__atomic_load_n(&st.bytes_free_resident, __ATOMIC_RELAXED))
+        return 0;
+    size_t released = 0;
+    lock_acquire(&heap_lock);
+    uint64_t idle_since = os_monotonic_ns() - (uint64_t)opt.purge_delay_ms * (1000000u / 2);
+    for (size_t r = 1; r && released < bytes && oldest && oldest->freed_ns <= idle_since; released += r)
+        r = purge_free(oldest, opt_purge_kind());
+    lock_release(&heap_lock);
+    return released;
+}
+
 static void count_in_use(ptrdiff_t bytes)
 {
     st.bytes_in_use += (size_t)bytes; /* modular: shrinking subtracts */

@@ -37,6 +37,14 @@ void *large_resize(struct span *s, size_t size);
  * (with OS_PURGE_DONTNEED, lazily freed ones too), and whatever the budget
  * no longer allows. Returns bytes. */
 size_t large_trim(uint64_t older_than_ns, enum os_purge_kind kind);
+/* Makes way for bytes of small-block memory about to become resident:
+ * the oldest resident free spans idle for half a purge delay go back to
+ * the OS until that many bytes did. Free memory kept for reuse is one
+ * budget for the whole heap, so a span that has waited a while for a large
+ * block stands aside when the size classes grow instead (they cannot use
+ * it); one freed just now is likely the program's next block. Returns
+ * bytes. */
+size_t large_give_way(size_t bytes);
 /* Blocks of at least bytes go back to the OS as they are freed, as glibc
  * unmaps the blocks it mapped past M_MMAP_THRESHOLD; none by default. */
 void large_set_release_threshold(size_t bytes);

@@ -5,6 +5,7 @@
 #include "core/block_mark.h"
 #include "core/counters.h"
 #include "core/footprint.h"
+#include "core/large.h"
 #include "core/meta.h"
 #include "core/pagemap.h"
 #include "core/zone.h"
@@ -305,8 +306,12 @@ static struct superblock *take_from_chunk_pool(unsigned cls)
 
 struct superblock *sb_acquire(unsigned cls)
 {
+    /* Pages about to become resident make the large heap's idle free spans
+     * give way (large_give_way), before the chunk lock (ranked below it). */
     if (class_empty[cls]) {
         struct superblock **pick = pick_empty(&class_empty[cls]), *sb = *pick;
+        if (sb->residency != SB_RESIDENT)
+            large_give_way(SB_SIZE);
         if (make_resident(sb)) {
             *pick = sb->next;
             format(sb, cls);
@@ -318,6 +323,7 @@ struct superblock *sb_acquire(unsigned cls)
         if (sb->residency != SB_UNMAPPED)
             return NULL;
     }
+    large_give_way(SB_SIZE);
     if (!zone_active())
         return take_from_chunk_pool(cls);
     if (!footprint_charge(SB_SIZE))

@@ -10,6 +10,8 @@
 #include "api/init.h"
 #include "core/footprint.h"
 #include "core/large.h"
+#include "core/sizeclass.h"
+#include "core/superblock.h"
 #include "core/zone.h"
 #include "platform/options.h"
 #include "platform/os.h"
@@ -171,6 +173,40 @@ static void test_budget(void)
     opt.retain_bytes = saved;
 }
 
+/* Size classes growing make kept spans idle for half a purge delay give
+ * way (they cannot use them): asked for a superblock's worth, the oldest
+ * idle span goes back, one freed just now stays; a superblock taken from
+ * fresh memory does the same once that one is idle too. */
+static void test_give_way(void)
+{
+    large_trim(UINT64_MAX, OS_PURGE_DONTNEED);
+    long saved_delay = opt.purge_delay_ms;
+    opt.purge_delay_ms = 100;
+    bool zeroed;
+    size_t size = 4 * MIB;
+    unsigned char *pin, *old = alloc_followed(size, 64 * KIB, &pin);
+    unsigned char *pin2, *young = alloc_followed(size, 64 * KIB, &pin2);
+    release(old);
+    os_sleep_ns(60 * 1000000u);
+    release(young);
+    REQUIRE_MSG(free_resident_now() == 2 * size, "kept %zu bytes", free_resident_now());
+    CHECK_MSG(large_give_way(SB_SIZE) >= SB_SIZE, "a superblock's worth not given");
+    CHECK_MSG(free_resident_now() == size, "kept %zu bytes, wanted the young span's %zu", free_resident_now(),
+              size);
+    CHECK_MSG(large_give_way(SB_SIZE) == 0, "a span freed just now gave way");
+    os_sleep_ns(60 * 1000000u);
+    struct superblock *sb = sb_acquire(sc_of(5000));
+    REQUIRE(sb != NULL);
+    CHECK_MSG(free_resident_now() == 0, "a fresh superblock left %zu bytes of idle spans kept", free_resident_now());
+    sb_release_empty(sb);
+    unsigned char *again = alloc(size, &zeroed);
+    CHECK_MSG(zeroed, "a span that gave way not reported zeroed");
+    release(again);
+    release(pin);
+    release(pin2);
+    opt.purge_delay_ms = saved_delay;
+}
+
 /* A huge block that cannot grow in place moves by mremap into the kept span
  * that fits it best: its pages move, the span's pages beyond them are used
  * as they are, and nothing new is charged. */
@@ -216,6 +252,7 @@ int main(void)
     test_coalesce_and_reuse();
     test_decay();
     test_budget();
+    test_give_way();
     test_huge_move();
     large_trim(UINT64_MAX, OS_PURGE_DONTNEED);
     CHECK_EQ(free_resident_now(), 0);
