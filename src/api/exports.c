@@ -18,8 +18,14 @@
 
 static bool power_of_two(size_t v) { return v && !(v & (v - 1)); }
 
-EXPORT void *corealloc_malloc(size_t size) { return alloc_malloc(size); }
-EXPORT void corealloc_free(void *ptr) { alloc_free(ptr); }
+/* The fast paths start a cache line: each then spans the fewest lines and
+ * fetch windows, whatever code elsewhere moves them by (mmicro at one
+ * thread, all fast-path hits, ran 1.05-1.07x slower with malloc and free
+ * shifted by 32 bytes by an unrelated change). */
+#define HOT_ENTRY __attribute__((aligned(64)))
+
+HOT_ENTRY EXPORT void *corealloc_malloc(size_t size) { return alloc_malloc(size); }
+HOT_ENTRY EXPORT void corealloc_free(void *ptr) { alloc_free(ptr); }
 EXPORT void *corealloc_calloc(size_t count, size_t size) { return alloc_calloc(count, size); }
 EXPORT void *corealloc_realloc(void *ptr, size_t size) { return alloc_realloc(ptr, size); }
 
@@ -34,7 +40,7 @@ __attribute__((noinline)) static void *cxx_new_slow(size_t size)
 
 /* operator new and new[] (aliases below): a block of size bytes, never
  * NULL (the handler loop throws, or the process ends, when none can be had). */
-static void *cxx_new(size_t size)
+HOT_ENTRY static void *cxx_new(size_t size)
 {
 #if PROFILE_IN_FAST_PATH
     if (__builtin_expect(sampler_count(size), 0)) {
@@ -45,7 +51,7 @@ static void *cxx_new(size_t size)
     return alloc_malloc_unsampled(size, cxx_new_slow);
 }
 
-EXPORT void corealloc_free_sized(void *ptr, size_t size)
+HOT_ENTRY EXPORT void corealloc_free_sized(void *ptr, size_t size)
 {
     (void)size; /* the address already says the size; checking it costs more than it saves */
     alloc_free(ptr);

@@ -22,8 +22,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n);
 void central_free(unsigned cls, void *const *objs, unsigned n);
 /* Purges the class's empty superblocks emptied before older_than_ns, after
  * returning up to batches_back of its central batches to their superblocks
- * (CENTRAL_ALL_BATCHES: all). Returns
- * bytes released. */
+ * (CENTRAL_ALL_BATCHES: all). Returns bytes released. */
 #define CENTRAL_ALL_BATCHES UINT32_MAX
 size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_than_ns,
                           enum os_purge_kind kind);

@@ -78,10 +78,15 @@ static inline uint64_t sc_start_key(unsigned cls, uintptr_t offset)
     return offset * sc_start_mult[cls];
 }
 
-/* Block index of an offset inside a superblock. */
+/* Block index of an offset inside a superblock, from the class's
+ * reciprocal (loops over many blocks hold it in a register). */
+static inline uint64_t sc_index_by_recip(uint64_t recip, uintptr_t offset)
+{
+    return (offset * recip) >> SC_RECIP_SHIFT;
+}
 static inline uint64_t sc_block_index(unsigned cls, uintptr_t offset)
 {
-    return (offset * sc_info[cls].recip) >> SC_RECIP_SHIFT;
+    return sc_index_by_recip(sc_info[cls].recip, offset);
 }
 
 #endif

@@ -556,7 +556,7 @@ unsigned sb_give_run(struct superblock *sb, void *const *objs, unsigned n)
     uint64_t word = 0;
     unsigned cursor = sb->cursor, given = 0;
     for (; given < n; given++) {
-        uintptr_t index = (((uintptr_t)objs[given] - start) * recip) >> SC_RECIP_SHIFT; /* sc_block_index */
+        uintptr_t index = sc_index_by_recip(recip, (uintptr_t)objs[given] - start);
         if (index >= carved)
             break;
         if (index / 64 != w) {
