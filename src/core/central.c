@@ -361,14 +361,17 @@ static void shed_batches(struct central *ce, unsigned cls, struct lane lane)
     lock_release(&ce->lock);
 }
 
-/* A spill to the superblocks, the class lock held (and released here). The
- * traffic is counted (locked_spills, or a push's tag, each by an atomic
- * read-modify-write) before the purger is woken: it looks at the traffic
- * once it has said it sleeps, so one of the two sees the other. */
-static void spill_to_superblocks(struct central *ce, unsigned cls, void *const *objs, unsigned n)
+/* A spill to the superblocks, under the class lock (taken here unless
+ * locked; released here). The traffic is counted (locked_spills, or a
+ * push's tag, each by an atomic read-modify-write) before the purger is
+ * woken: it looks at the traffic once it has said it sleeps, so one of the
+ * two sees the other. A CPU about to wait for the lock wakes it first. */
+static void spill_to_superblocks(struct central *ce, unsigned cls, void *const *objs, unsigned n, bool locked)
 {
     __atomic_fetch_add(&ce->locked_spills, 1, __ATOMIC_SEQ_CST);
     footprint_wake_purger();
+    if (!locked)
+        lock_acquire(&ce->lock);
     return_objects(ce, cls, objs, n);
     lock_release(&ce->lock);
 }
@@ -389,7 +392,7 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
     struct lane lane = lane_of(lane_index(), cls);
     bool parks = n == sc_info[cls].batch && opt_free_blocks_wait();
     if (parks && stack_depth(lane.chains) >= ce->parked_limit && lock_try(&ce->lock)) {
-        spill_to_superblocks(ce, cls, objs, n);
+        spill_to_superblocks(ce, cls, objs, n, true);
         return;
     }
     struct batch *b = parks ? batchpool_get() : NULL;
@@ -400,10 +403,8 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
         lane_put(lane, b, chain - 1, chain);
         footprint_wake_purger();
         shed_batches(ce, cls, lane);
-    } else {
-        lock_acquire(&ce->lock);
-        spill_to_superblocks(ce, cls, objs, n);
-    }
+    } else
+        spill_to_superblocks(ce, cls, objs, n, false);
 }
 
 size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_than_ns,

@@ -80,11 +80,6 @@ unsigned sb_take(struct superblock *sb, void **out, unsigned n);
 /* Puts blocks objs[0..n) of sb back, in order, up to the first that is in
  * already (a double free); returns how many went back. */
 unsigned sb_give_run(struct superblock *sb, void *const *objs, unsigned n);
-/* Puts block p back. False when it is already in (a double free). */
-static inline bool sb_give(struct superblock *sb, void *p)
-{
-    return sb_give_run(sb, &p, 1) == 1;
-}
 static inline bool sb_exhausted(const struct superblock *sb)
 {
     return sb->used == sc_info[sb->cls].blocks;
@@ -142,10 +137,6 @@ size_t sb_purge_holes(struct superblock *sb);
  * superblock still in use: the pages of those blocks whose blocks are now
  * all free go back at once. Caller holds the class lock. */
 void sb_gave_run(struct superblock *sb, void *const *objs, unsigned n);
-static inline void sb_gave(struct superblock *sb, void *p)
-{
-    sb_gave_run(sb, &p, 1);
-}
 size_t sb_bytes_retained(void);
 void sb_set_retain_limit(size_t bytes);
 

@@ -29,6 +29,10 @@
 #define SIZE 1024 /* four blocks a page */
 #define PER_PAGE (OS_PAGE_SIZE / SIZE)
 
+/* One block at a time, as the tests give them. */
+static bool sb_give(struct superblock *sb, void *p) { return sb_give_run(sb, &p, 1) == 1; }
+static void sb_gave(struct superblock *sb, void *p) { sb_gave_run(sb, &p, 1); }
+
 static unsigned cls;
 static unsigned blocks; /* in one superblock */
 static void *block[SB_SIZE / SIZE];
