@@ -15,11 +15,17 @@ _Static_assert(ZONES_HINT % ((uintptr_t)1 << REGION_SHIFT) == 0, "the hint is al
 #define EXTENT_MAX 64
 
 uintptr_t zone_region_base = ZONE_NO_REGION;
+/* Slot indices (at most ZONE_SUPERBLOCKS) fit 32 bits, so an entry holds
+ * its class's geometry too and stays 32 bytes: no page more for start-up
+ * to touch (it writes the table whole). */
 static struct {
-    uintptr_t next;   /* index within the zone of the next superblock to take */
-    uintptr_t mapped; /* one past the last superblock mapped */
+    uint32_t first;         /* slot of the first superblock (first_superblock) */
+    uint32_t bitmap_stride; /* bytes of one superblock's bitmap */
+    uint32_t next;          /* slot of the next superblock to take */
+    uint32_t mapped;        /* one past the last superblock mapped */
     uintptr_t descriptors_end, bitmaps_end; /* where those areas' mapped pages end */
 } zones[SC_COUNT];
+_Static_assert(ZONE_SUPERBLOCKS <= UINT32_MAX && sizeof zones[0] == 32, "slots fit; an entry is 32 bytes");
 static uintptr_t large_next;
 
 /* Each class's superblocks begin at a distance of their own from the zone's
@@ -35,7 +41,7 @@ static uintptr_t large_next;
  * holds the first descriptors (see in_page_descriptors). */
 #define FIRST_IN_PAGE 32u
 #define ENTRIES_PER_PAGE (OS_PAGE_SIZE / sizeof(struct zone_fast_entry))
-static uintptr_t first_superblock(unsigned cls)
+static uintptr_t place_first_superblock(unsigned cls)
 {
     uintptr_t page_aligned = (ZONE_FIRST_SUPERBLOCK + ENTRIES_PER_PAGE - 1) / ENTRIES_PER_PAGE * ENTRIES_PER_PAGE;
     return page_aligned + ENTRIES_PER_PAGE * (cls % 16u) + FIRST_IN_PAGE +
@@ -56,9 +62,16 @@ _Static_assert(FIRST_IN_PAGE * sizeof(struct zone_fast_entry) % ZONE_DESCRIPTOR_
 
 static uintptr_t page_down(uintptr_t addr) { return addr & ~(uintptr_t)(OS_PAGE_SIZE - 1); }
 
+/* Computed once (zone_init): a block's return to its superblock asks for
+ * both, where the placement's modulo would cost a division each time. */
+static uintptr_t first_superblock(unsigned cls)
+{
+    return zones[cls].first;
+}
+
 static size_t bitmap_stride(unsigned cls)
 {
-    return (sc_info[cls].blocks + 63) / 64 * sizeof(uint64_t);
+    return zones[cls].bitmap_stride;
 }
 
 /* The zone's first superblocks keep their bitmaps in the slot just before
@@ -120,8 +133,9 @@ bool zone_init(bool enabled)
         return false;
     __atomic_store_n(&zone_region_base, base, __ATOMIC_RELEASE);
     for (unsigned c = 0; c < SC_COUNT; c++) {
-        uintptr_t first = first_superblock(c);
-        zones[c].next = zones[c].mapped = first;
+        uintptr_t first = place_first_superblock(c);
+        zones[c].first = zones[c].next = zones[c].mapped = (uint32_t)first;
+        zones[c].bitmap_stride = (sc_info[c].blocks + 63) / 64 * sizeof(uint64_t);
         zones[c].descriptors_end = page_down(descriptor_in_array(c, first + in_page_descriptors(first)));
         zones[c].bitmaps_end = page_down(bitmap_in_area(c, first + near_bitmaps(c)));
     }
@@ -191,7 +205,7 @@ static bool map_superblocks(unsigned cls, uintptr_t n)
         (past_near && !map_up_to(&zones[cls].bitmaps_end, bitmap_in_area(cls, end))) ||
         !os_map((end - from) << SB_SHIFT, base + (from << SB_SHIFT)))
         return false;
-    zones[cls].mapped = end;
+    zones[cls].mapped = (uint32_t)end;
     return true;
 }
 
@@ -218,7 +232,7 @@ uintptr_t zone_take_superblock(unsigned cls)
         return 0;
     if (zones[cls].next == zones[cls].mapped && !grow(cls))
         return 0;
-    return zone_base(cls) + (zones[cls].next++ << SB_SHIFT);
+    return zone_base(cls) + ((uintptr_t)zones[cls].next++ << SB_SHIFT);
 }
 
 bool zone_take_large(size_t size, uintptr_t *start)
