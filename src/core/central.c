@@ -150,9 +150,19 @@ struct cut_source {
     struct superblock *sb;
     uintptr_t thread; /* the thread that cut last */
     uint64_t cut;     /* the class's cut count then */
+    uint64_t returned; /* blocks this CPU sent back to superblocks and has not cut since (central_alloc) */
 };
 static struct cut_source cut_sources[LANES][SC_COUNT];
 #define CUT_IDLE 8u
+
+/* The calling CPU sent n blocks of cls back to their superblocks (central_free,
+ * shed_batches): until it has cut as many, it cuts rather than take another
+ * CPU's parked batches (parked_batch). Class lock held. */
+static void returned_here(unsigned cls, uint64_t n)
+{
+    uint64_t *returned = &cut_sources[lane_index()][cls].returned;
+    __atomic_store_n(returned, *returned + n, __ATOMIC_RELAXED);
+}
 
 /* Whether another CPU than lane cuts from sb, for another thread, lately. */
 static bool cut_by_other(const struct central *ce, const struct superblock *sb, unsigned cls, unsigned lane,
@@ -164,10 +174,34 @@ static bool cut_by_other(const struct central *ce, const struct superblock *sb, 
     return other->sb == sb && other->thread != thread && ce->cuts - other->cut < CUT_IDLE;
 }
 
+/* A partly free superblock for lane to cut from: among the first
+ * CUT_LOOK_AHEAD listed (the list is not searched whole under the lock), one
+ * it cut from before, else the first no other CPU cuts from lately. Blocks
+ * come back to a superblock from the CPU that freed them (past the parked
+ * limit, central_free): in one this CPU cut, they are mostly its own
+ * threads', written here last; in one another CPU cut, they were written
+ * there, and each first write to them crosses cores. NULL when none. Class
+ * lock held. */
+#define CUT_LOOK_AHEAD 16u
+static struct superblock *partial_for(const struct central *ce, unsigned cls, unsigned lane, uintptr_t thread)
+{
+    struct superblock *first_free = NULL;
+    unsigned looked = 0;
+    for (struct superblock *sb = ce->partial; sb; sb = sb->next) {
+        if (sb->cut_by == lane + 1u)
+            return sb;
+        if (!first_free && !cut_by_other(ce, sb, cls, lane, thread))
+            first_free = sb;
+        if (++looked >= CUT_LOOK_AHEAD && first_free)
+            break;
+    }
+    return first_free;
+}
+
 /* The superblock the calling CPU cuts blocks of cls from: its own while it
- * has room, else the first partly free one no other CPU cuts from, else a
- * new one (or, none to be had, any partly free one). NULL when there is
- * none at all. Class lock held. */
+ * has room, else a partly free one (partial_for), else a new one (or, none
+ * to be had, any partly free one). NULL when there is none at all. Class
+ * lock held. */
 static struct superblock *cut_source(struct central *ce, unsigned cls)
 {
     unsigned lane = lane_index();
@@ -175,8 +209,7 @@ static struct superblock *cut_source(struct central *ce, unsigned cls)
     struct cut_source *mine = &cut_sources[lane][cls];
     struct superblock *sb = mine->sb;
     if (!sb || sb->list != SB_LIST_PARTIAL || sb->cls != cls || sb->cut_by != lane + 1u) {
-        for (sb = ce->partial; sb && cut_by_other(ce, sb, cls, lane, thread); sb = sb->next)
-            ;
+        sb = partial_for(ce, cls, lane, thread);
         if (!sb) {
             sb = sb_acquire(cls);
             if (sb) {
@@ -298,14 +331,34 @@ static void prefetch_objects(void *const *objs, unsigned n)
         arch_prefetch_for_write(objs[i]);
 }
 
+/* A parked batch for the CPU of lane index: its own, else another CPU's,
+ * unless it sent blocks of the class back to their superblocks and has not
+ * cut as many since: then, if it finds the class lock free, it takes the
+ * lock (*locked) to cut them again (NULL). Its own blocks were written on
+ * this CPU last, the other CPU's batches there: when crossing cores is
+ * slow, each of those blocks costs a transfer at its first write. A taken
+ * lock means others cut or return meanwhile, and the batch waits for none. */
+static struct batch *parked_batch(struct central *ce, unsigned cls, struct lane lane, unsigned index, bool *locked)
+{
+    struct batch *b = lane_take(lane);
+    if (b)
+        return b;
+    if (__atomic_load_n(&cut_sources[index][cls].returned, __ATOMIC_RELAXED) && lock_try(&ce->lock)) {
+        *locked = true;
+        return NULL;
+    }
+    return lane_steal(lane, index, lanes_in_use(), sizeof(struct lane_row));
+}
+
 unsigned central_alloc(unsigned cls, void **out, unsigned n)
 {
     struct central *ce = &classes[cls];
     unsigned got = 0;
+    bool locked = false;
     if (n == sc_info[cls].batch) {
         unsigned index = lane_index();
         struct lane lane = lane_of(index, cls);
-        struct batch *b = lane_take_or_steal(lane, index, lanes_in_use(), sizeof(struct lane_row));
+        struct batch *b = parked_batch(ce, cls, lane, index, &locked);
         if (b) {
             lane_prefetch_next(lane, offsetof(struct batch, objects) + n * sizeof(void *));
             memcpy(out, b->objects, b->count * sizeof(void *));
@@ -316,8 +369,10 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
             return got;
         }
     }
-    lock_acquire(&ce->lock);
+    if (!locked)
+        lock_acquire(&ce->lock);
     n = cut_allowance(ce, cls, n);
+    uint64_t *returned = &cut_sources[lane_index()][cls].returned;
     while (got < n) {
         struct superblock *sb = opt.tight ? tight_source(ce, cls) : cut_source(ce, cls);
         if (!sb)
@@ -339,6 +394,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     ce->blocks_out += got;
     ce->cuts++;
     ce->blocks_cut += got;
+    __atomic_store_n(returned, *returned > got ? *returned - got : 0, __ATOMIC_RELAXED);
     lock_release(&ce->lock);
     counters_add_held((ptrdiff_t)(got * sc_info[cls].size));
     count_one(&ce->refills);
@@ -356,7 +412,7 @@ static void shed_batches(struct central *ce, unsigned cls, struct lane lane)
         struct batch *old = stack_pop(lane.chains);
         if (!old)
             break;
-        return_batches(ce, cls, old);
+        returned_here(cls, return_batches(ce, cls, old) * sc_info[cls].batch);
     }
     lock_release(&ce->lock);
 }
@@ -373,6 +429,7 @@ static void spill_to_superblocks(struct central *ce, unsigned cls, void *const *
     if (!locked)
         lock_acquire(&ce->lock);
     return_objects(ce, cls, objs, n);
+    returned_here(cls, n);
     lock_release(&ce->lock);
 }
 

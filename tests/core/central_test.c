@@ -6,9 +6,10 @@
  * at most a quarter of what the class has out (or a page's worth), so each
  * class is first given enough out for whole cuts. A working set freed past
  * the parked limit goes back to its superblocks and comes out of them in
- * address order. */
+ * address order, to the CPU that freed it before another CPU's batches. */
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "api/alloc.h"
 #include "api/init.h"
@@ -164,6 +165,76 @@ static void test_past_the_limit_back_in_address_order(unsigned cls)
     REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
 }
 
+/* Runs the caller on cpu alone; false when it may not. */
+static bool run_on(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof one, &one) == 0 && sched_getcpu() == cpu;
+}
+
+static bool among(void *p, void *const *set, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (set[i] == p)
+            return true;
+    return false;
+}
+
+/* A CPU that sent blocks back to their superblocks (past the parked limit)
+ * cuts them again, the class lock being free, before it takes another
+ * CPU's parked batches: those were written there last, its own here. CPU 0
+ * takes a working set, CPU 1 parks a few chains of batches, CPU 0 frees its
+ * set past the limit and takes it back: its own parked batches, then as
+ * many blocks as went back, none of them CPU 1's. */
+static void test_own_returns_before_stealing(unsigned cls)
+{
+    /* The parked limit is at most 512 batches a CPU (central.c). */
+    enum { THEIRS = 24, BACK = 16, MINE = 512 + BACK };
+    static void *theirs[THEIRS * SC_BATCH_MAX], *mine[MINE * SC_BATCH_MAX];
+    cpu_set_t before;
+    REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
+    if (!CPU_ISSET(0, &before) || !CPU_ISSET(1, &before) || !run_on(0)) {
+        printf("own_returns_before_stealing: skipped, needs CPUs 0 and 1\n");
+        return;
+    }
+    struct central_class_stats stats;
+    central_class_stats(cls, &stats);
+    REQUIRE_MSG(stats.refills == 0 && stats.blocks_out == 0, "class %u was used before the test", cls);
+    unsigned batch = sc_info[cls].batch;
+    REQUIRE(run_on(0));
+    take_blocks(cls, mine, MINE * batch);
+    REQUIRE(run_on(1));
+    take_blocks(cls, theirs, THEIRS * batch);
+    for (unsigned i = 0; i < THEIRS * batch; i += batch)
+        central_free(cls, &theirs[i], batch);
+    REQUIRE(batches_parked(cls) == THEIRS);
+    REQUIRE(run_on(0));
+    unsigned freed = 0, back = 0;
+    for (uint64_t parked = THEIRS, now; back < BACK; freed += batch, parked = now) {
+        REQUIRE_MSG(freed < MINE * batch, "class %u: no parked limit in %u batches", cls, MINE);
+        central_free(cls, &mine[freed], batch);
+        now = batches_parked(cls);
+        back += now == parked;
+    }
+    /* Its own parked batches first, then what went back. */
+    unsigned own_parked = (unsigned)(batches_parked(cls) - THEIRS), from_theirs = 0;
+    for (unsigned b = 0; b < own_parked; b++)
+        REQUIRE(central_alloc(cls, &mine[b * batch], batch) == batch);
+    void **again = &mine[own_parked * batch];
+    take_blocks(cls, again, BACK * batch);
+    for (unsigned i = 0; i < BACK * batch; i++)
+        from_theirs += among(again[i], theirs, THEIRS * batch);
+    CHECK_MSG(from_theirs == 0, "class %u: of the %u blocks taken after as many went back, %u were parked by another CPU",
+              cls, BACK * batch, from_theirs);
+    for (unsigned i = 0; i < (own_parked + BACK) * batch; i += batch)
+        central_free(cls, &mine[i], batch);
+    for (unsigned i = freed; i < MINE * batch; i += batch)
+        central_free(cls, &mine[i], batch);
+    REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
+}
+
 /* Blocks going back to their superblocks, some of them twice: each second
  * time is reported and changes nothing, also when the first emptied the
  * superblock and released it (releasing it again would list it twice).
@@ -206,6 +277,7 @@ int main(void)
     test_cut_allowance(sc_of(1792));
     test_past_the_limit_back_in_address_order(sc_of(64));
     test_freed_twice_back_to_superblock(sc_of(16384));
+    test_own_returns_before_stealing(sc_of(256));
     for (unsigned i = 0; i < sizeof test_classes / sizeof test_classes[0]; i++)
         central_hold_until_whole_batches(test_classes[i]);
     struct central_class_stats before[SC_COUNT], after;
