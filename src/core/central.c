@@ -157,11 +157,15 @@ static struct cut_source cut_sources[LANES][SC_COUNT];
 
 /* The calling CPU sent n blocks of cls back to their superblocks (central_free,
  * shed_batches): until it has cut as many, it cuts rather than take another
- * CPU's parked batches (parked_batch). Class lock held. */
-static void returned_here(unsigned cls, uint64_t n)
+ * CPU's parked batches (parked_batch). At most a parked limit's worth is
+ * counted: a CPU that mostly frees (a consumer's) would otherwise cut for
+ * as long as it had been returning before it took a batch again. Class
+ * lock held. */
+static void returned_here(const struct central *ce, unsigned cls, uint64_t n)
 {
     uint64_t *returned = &cut_sources[lane_index()][cls].returned;
-    __atomic_store_n(returned, *returned + n, __ATOMIC_RELAXED);
+    uint64_t most = (uint64_t)ce->parked_limit * sc_info[cls].batch, now = *returned + n;
+    __atomic_store_n(returned, now < most ? now : most, __ATOMIC_RELAXED);
 }
 
 /* Whether another CPU than lane cuts from sb, for another thread, lately. */
@@ -412,7 +416,7 @@ static void shed_batches(struct central *ce, unsigned cls, struct lane lane)
         struct batch *old = stack_pop(lane.chains);
         if (!old)
             break;
-        returned_here(cls, return_batches(ce, cls, old) * sc_info[cls].batch);
+        returned_here(ce, cls, return_batches(ce, cls, old) * sc_info[cls].batch);
     }
     lock_release(&ce->lock);
 }
@@ -429,7 +433,7 @@ static void spill_to_superblocks(struct central *ce, unsigned cls, void *const *
     if (!locked)
         lock_acquire(&ce->lock);
     return_objects(ce, cls, objs, n);
-    returned_here(cls, n);
+    returned_here(ce, cls, n);
     lock_release(&ce->lock);
 }
 
