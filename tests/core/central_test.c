@@ -17,6 +17,7 @@
 #include "core/sizeclass.h"
 #include "platform/diag.h"
 #include "platform/os.h"
+#include "platform/rseq.h"
 #include "central_hold.h"
 #include "check.h"
 #include "rng.h"
@@ -165,13 +166,16 @@ static void test_past_the_limit_back_in_address_order(unsigned cls)
     REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
 }
 
-/* Runs the caller on cpu alone; false when it may not. */
+/* Runs the caller on cpu alone; false when it may not, or when the id the
+ * central layer's lanes go by is not that CPU's (no rseq: under an
+ * emulator, say). */
 static bool run_on(int cpu)
 {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
-    return sched_setaffinity(0, sizeof one, &one) == 0 && sched_getcpu() == cpu;
+    return sched_setaffinity(0, sizeof one, &one) == 0 && sched_getcpu() == cpu &&
+           rseq_current_id() == (unsigned)cpu;
 }
 
 static bool among(void *p, void *const *set, unsigned n)
@@ -195,8 +199,9 @@ static void test_own_returns_before_stealing(unsigned cls)
     static void *theirs[THEIRS * SC_BATCH_MAX], *mine[MINE * SC_BATCH_MAX];
     cpu_set_t before;
     REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
-    if (!CPU_ISSET(0, &before) || !CPU_ISSET(1, &before) || !run_on(0)) {
-        printf("own_returns_before_stealing: skipped, needs CPUs 0 and 1\n");
+    if (!CPU_ISSET(0, &before) || !CPU_ISSET(1, &before) || !run_on(1) || !run_on(0)) {
+        printf("own_returns_before_stealing: skipped, needs CPUs 0 and 1, each its own lane\n");
+        REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
         return;
     }
     struct central_class_stats stats;
