@@ -283,8 +283,9 @@ static unsigned return_run(struct central *ce, struct superblock *sb, void *cons
 
 /* Returns objects to their superblocks and the statistics, a run of
  * neighbours at a time: a batch freed in order holds runs of blocks of one
- * superblock, whose descriptor and bitmap are then found once. Lock held. */
-static void return_objects(struct central *ce, unsigned cls, void *const *objs, unsigned n)
+ * superblock, whose descriptor and bitmap are then found once. Returns how
+ * many went back (not those freed twice). Lock held. */
+static unsigned return_objects(struct central *ce, unsigned cls, void *const *objs, unsigned n)
 {
     unsigned returned = 0;
     bool purge_now = footprint_purge_at_once();
@@ -296,6 +297,7 @@ static void return_objects(struct central *ce, unsigned cls, void *const *objs, 
     }
     ce->returns += returned;
     counters_add_held(-(ptrdiff_t)(returned * sc_info[cls].size));
+    return returned;
 }
 
 /* Empties a stack entry's batches (a node, or a chain's) into their
@@ -432,8 +434,7 @@ static void spill_to_superblocks(struct central *ce, unsigned cls, void *const *
     footprint_wake_purger();
     if (!locked)
         lock_acquire(&ce->lock);
-    return_objects(ce, cls, objs, n);
-    returned_here(ce, cls, n);
+    returned_here(ce, cls, return_objects(ce, cls, objs, n));
     lock_release(&ce->lock);
 }
 
