@@ -252,25 +252,30 @@ static struct superblock *tight_source(struct central *ce, unsigned cls)
     return sb;
 }
 
-/* Puts objs[0..n), all blocks of sb, back into it, reporting those freed
- * twice; returns how many went back. Class lock held. */
-static unsigned return_run(struct central *ce, struct superblock *sb, void *const *objs, unsigned n, bool purge_now)
+/* Puts the blocks of sb at the head of objs[0..n) back into it (up to
+ * the first that lies elsewhere), reporting those freed twice; returns how
+ * many it took off the head, adding those that went back to *returned.
+ * Class lock held. */
+static unsigned return_run(struct central *ce, struct superblock *sb, void *const *objs, unsigned n, bool purge_now,
+                           unsigned *returned)
 {
-    CA_ASSERT(sb && sb->cls == (unsigned)(ce - classes)); /* empty when all were freed twice */
-    unsigned returned = 0;
-    for (unsigned i = 0; i < n;) {
-        CA_ASSERT(sb_block_start(sb, (uintptr_t)objs[i]) == (uintptr_t)objs[i]);
+    CA_ASSERT(sb && sb->cls == (unsigned)(ce - classes));
+    CA_ASSERT(sb_block_start(sb, (uintptr_t)objs[0]) == (uintptr_t)objs[0]);
+    unsigned back = 0, i = 0;
+    for (;;) {
         unsigned given = sb_give_run(sb, objs + i, n - i);
         if (purge_now)
             sb_gave_run(sb, objs + i, given);
-        returned += given;
+        back += given;
         i += given;
-        if (i < n)
-            diag_invalid_pointer("free", objs[i++], "freed twice");
+        if (i == n || (uintptr_t)objs[i] - sb->start >= SB_SIZE)
+            break;
+        diag_invalid_pointer("free", objs[i++], "freed twice");
     }
-    if (!returned) /* all freed twice: sb may be empty already, released by their first free */
-        return 0;
-    ce->blocks_out -= returned;
+    *returned += back;
+    if (!back) /* all freed twice: sb may be empty already, released by their first free */
+        return i;
+    ce->blocks_out -= back;
     if (sb->used == 0) {
         if (sb->list == SB_LIST_PARTIAL)
             partial_remove(ce, sb);
@@ -278,7 +283,7 @@ static unsigned return_run(struct central *ce, struct superblock *sb, void *cons
         sb_release_empty(sb);
     } else if (sb->list != SB_LIST_PARTIAL)
         partial_insert(ce, sb);
-    return returned;
+    return i;
 }
 
 /* Returns objects to their superblocks and the statistics, a run of
@@ -289,12 +294,8 @@ static unsigned return_objects(struct central *ce, unsigned cls, void *const *ob
 {
     unsigned returned = 0;
     bool purge_now = footprint_purge_at_once();
-    for (unsigned i = 0, run; i < n; i += run) {
-        struct superblock *sb = sb_of((uintptr_t)objs[i]);
-        for (run = 1; i + run < n && (uintptr_t)objs[i + run] - sb->start < SB_SIZE; run++)
-            ;
-        returned += return_run(ce, sb, objs + i, run, purge_now);
-    }
+    for (unsigned i = 0; i < n;)
+        i += return_run(ce, sb_of((uintptr_t)objs[i]), objs + i, n - i, purge_now, &returned);
     ce->returns += returned;
     counters_add_held(-(ptrdiff_t)(returned * sc_info[cls].size));
     return returned;

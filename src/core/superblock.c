@@ -545,18 +545,49 @@ size_t sb_purge_holes(struct superblock *sb)
     return purge_free_pages(sb, pages >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << pages) - 1);
 }
 
+/* Bits [bit, bit + count) of a bitmap word, count from 1 to 64 - bit. */
+static uint64_t bit_range(unsigned bit, unsigned count)
+{
+    return (~(uint64_t)0 >> (64 - count)) << bit;
+}
+
+/* Blocks freed in the order they were handed out (either way) come side
+ * by side: how many of objs[0..n) are neighbours in a row, in the word of
+ * objs[0] (at bit) and below carved (room blocks from objs[0] on), with
+ * their bits in *mask. Out of line: the loop that calls it keeps its
+ * registers for blocks that come one by one. */
+static __attribute__((noinline)) unsigned neighbours(void *const *objs, unsigned n, uintptr_t size, unsigned bit,
+                                                     unsigned room, uint64_t *mask)
+{
+    uintptr_t first = (uintptr_t)objs[0];
+    unsigned run = 1;
+    if ((uintptr_t)objs[1] == first + size) {
+        unsigned most = n < 64 - bit ? n : 64 - bit;
+        most = most < room ? most : room;
+        while (run < most && (uintptr_t)objs[run] == first + run * size)
+            run++;
+        *mask = bit_range(bit, run);
+    } else {
+        unsigned most = n < bit + 1 ? n : bit + 1;
+        while (run < most && (uintptr_t)objs[run] == first - run * size)
+            run++;
+        *mask = bit_range(bit + 1 - run, run);
+    }
+    return run;
+}
+
 unsigned sb_give_run(struct superblock *sb, void *const *objs, unsigned n)
 {
     const uint64_t recip = sc_info[sb->cls].recip;
-    const uintptr_t start = sb->start, carved = sb->carved;
+    const uintptr_t start = sb->start, carved = sb->carved, size = sc_info[sb->cls].size;
     uint64_t *bitmap = sb_bitmap(sb);
     /* Neighbours share a bitmap word: it is kept in a register while they
      * come, not stored and loaded again for each. */
     uintptr_t w = UINTPTR_MAX; /* no word loaded yet */
     uint64_t word = 0;
     unsigned cursor = sb->cursor, given = 0;
-    for (; given < n; given++) {
-        uintptr_t index = sc_index_by_recip(recip, (uintptr_t)objs[given] - start);
+    while (given < n) {
+        uintptr_t addr = (uintptr_t)objs[given], index = sc_index_by_recip(recip, addr - start);
         if (index >= carved)
             break;
         if (index / 64 != w) {
@@ -565,10 +596,19 @@ unsigned sb_give_run(struct superblock *sb, void *const *objs, unsigned n)
             w = index / 64;
             word = bitmap[w];
         }
-        uint64_t bit = (uint64_t)1 << (index % 64);
-        if (word & bit)
-            break;
-        word |= bit;
+        unsigned bit = (unsigned)(index % 64), run = 1;
+        uint64_t mask = (uint64_t)1 << bit;
+        uintptr_t second = given + 1 < n ? (uintptr_t)objs[given + 1] : addr;
+        if (second == addr + size || second == addr - size)
+            run = neighbours(objs + given, n - given, size, bit, (unsigned)(carved - index), &mask);
+        if (word & mask) { /* one of them is in already: one at a time, to stop at it */
+            run = 1;
+            mask = (uint64_t)1 << bit;
+            if (word & mask)
+                break;
+        }
+        word |= mask;
+        given += run;
         if (w < cursor)
             cursor = (unsigned)w;
     }

@@ -78,7 +78,7 @@ uint64_t *sb_bitmap(const struct superblock *sb);
  * marked free (core/block_mark.h). */
 unsigned sb_take(struct superblock *sb, void **out, unsigned n);
 /* Puts blocks objs[0..n) of sb back, in order, up to the first that is in
- * already (a double free); returns how many went back. */
+ * already (a double free) or lies elsewhere; returns how many went back. */
 unsigned sb_give_run(struct superblock *sb, void *const *objs, unsigned n);
 static inline bool sb_exhausted(const struct superblock *sb)
 {

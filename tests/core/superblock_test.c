@@ -135,6 +135,44 @@ static void test_bitmap_written_on_return(void)
     sb_release_empty(again);
 }
 
+/* Blocks given back side by side, in either order, go back a word's run
+ * at a time: a run across words, a descending one that stops at a block
+ * given already (the double give), all taken back lowest first. */
+static void test_runs(void)
+{
+    struct superblock *sb = sb_acquire(cls);
+    REQUIRE(sb != NULL);
+    void *some[130], *run[66];
+    CHECK_EQ(sb_take(sb, some, 130), 130);
+    for (unsigned i = 0; i < 66; i++)
+        run[i] = some[5 + i];
+    CHECK_EQ(sb_give_run(sb, run, 66), 66); /* blocks 5..70 */
+    CHECK_EQ(sb->used, 130 - 66);
+    CHECK(sb_give(sb, some[90]));
+    for (unsigned i = 0; i < 21; i++)
+        run[i] = some[100 - i]; /* 100 down to 80 */
+    CHECK_MSG(sb_give_run(sb, run, 21) == 10, "a descending run stops at the block given already");
+    CHECK_EQ(sb->used, 130 - 66 - 1 - 10);
+    CHECK_EQ(sb_block_state((uintptr_t)some[89], cls), BLOCK_HANDED_OUT);
+    CHECK_EQ(sb_block_state((uintptr_t)some[4], cls), BLOCK_HANDED_OUT);
+    CHECK_EQ(sb_block_state((uintptr_t)some[71], cls), BLOCK_HANDED_OUT);
+    void *back[70];
+    CHECK_EQ(sb_take(sb, back, 70), 70);
+    for (unsigned i = 0; i < 70; i++) {
+        unsigned want = i < 66 ? 5 + i : 90 + (i - 66);
+        CHECK_MSG(back[i] == some[want], "took %p at %u, want block %u", back[i], i, want);
+    }
+    CHECK_EQ(sb->used, 130 - 7);
+    for (unsigned i = 0; i < 130; i++)
+        if (i < 5 || (i > 70 && i < 90) || i > 100)
+            CHECK(sb_give(sb, some[i]));
+    for (unsigned i = 0; i < 70; i++)
+        CHECK(sb_give(sb, back[i]));
+    CHECK(sb_give_run(sb, some + 94, 7) == 0 && sb->used == 0);
+    sb->list = SB_LIST_NONE;
+    sb_release_empty(sb);
+}
+
 static bool page_resident(const void *addr)
 {
     unsigned char in_core;
@@ -337,6 +375,7 @@ int main(void)
     }
     if (!opt.secure) {
         test_bitmap_written_on_return();
+        test_runs();
         test_free_top(); /* secure mode takes blocks at random: carved is no frontier there */
     }
     return check_status();
