@@ -208,6 +208,8 @@ static bool missed_within_window(unsigned id, unsigned cls, uint32_t now)
 static void grow_capacity(unsigned id, unsigned cls)
 {
     struct id_counters *c = &counters[id];
+    if (c->class_misses[cls] && !cache_growth(slab_of(id), cls))
+        return; /* at its limit: no clock to read (the stack of a streaming class, once grown) */
     uint32_t now = (uint32_t)arch_ticks();
     bool often = missed_within_window(id, cls, now);
     __atomic_store_n(&c->last_empty[cls], now, __ATOMIC_RELAXED);
