@@ -187,18 +187,19 @@ static bool widen(unsigned id, unsigned cls)
 
 /* A stack grows only for a class that ran empty, and then empty or full
  * again, within GROW_WINDOW_US on this CPU: a miss costs a few hundred
- * nanoseconds, so
- * one that comes less often than that costs the class's allocations under
- * 2% of their time, while the room, once filled, keeps its objects
- * resident. A program that allocates and frees at random around a steady
- * working set (larson) missed once in milliseconds per class and grew its
- * stacks to 1.5 MiB for a working set of 250 KiB. */
+ * nanoseconds, so one that comes less often than that costs the class's
+ * allocations under 2% of their time, while the room, once filled, keeps
+ * its objects resident. A program that allocates and frees at random
+ * around a steady working set (larson) missed once in milliseconds per
+ * class and grew its stacks to 1.5 MiB for a working set of 250 KiB. */
 #define GROW_WINDOW_US 20u
 
+/* Whether cls last ran empty on id within the window before now (for a
+ * class that has run empty there). */
 static bool missed_within_window(unsigned id, unsigned cls, uint32_t now)
 {
     uint32_t last = __atomic_load_n(&counters[id].last_empty[cls], __ATOMIC_RELAXED);
-    return counters[id].class_misses[cls] && now - last <= GROW_WINDOW_US * ARCH_TICKS_PER_US;
+    return now - last <= GROW_WINDOW_US * ARCH_TICKS_PER_US;
 }
 
 /* An empty miss: allocation demand. A stack still in its nursery grows
@@ -208,13 +209,16 @@ static bool missed_within_window(unsigned id, unsigned cls, uint32_t now)
 static void grow_capacity(unsigned id, unsigned cls)
 {
     struct id_counters *c = &counters[id];
-    if (c->class_misses[cls] && !cache_growth(slab_of(id), cls))
-        return; /* at its limit: no clock to read (the stack of a streaming class, once grown) */
-    uint32_t now = (uint32_t)arch_ticks();
-    bool often = missed_within_window(id, cls, now);
-    __atomic_store_n(&c->last_empty[cls], now, __ATOMIC_RELAXED);
+    bool missed_before = c->class_misses[cls] != 0;
     if (c->class_misses[cls] < UINT16_MAX)
         c->class_misses[cls]++;
+    /* At its limit a stack reads no clock: a streaming class's, once
+     * grown, misses every batch. */
+    if (missed_before && !cache_growth(slab_of(id), cls))
+        return;
+    uint32_t now = (uint32_t)arch_ticks();
+    bool often = missed_before && missed_within_window(id, cls, now);
+    __atomic_store_n(&c->last_empty[cls], now, __ATOMIC_RELAXED);
     if (often && !cache_stack_in_nursery(slab_of(id), cls))
         widen(id, cls);
 }
@@ -223,8 +227,8 @@ static void grow_capacity(unsigned id, unsigned cls)
  * often, grows (out of it) rather than spill. */
 static bool outgrow_nursery(unsigned id, unsigned cls)
 {
-    return cache_stack_in_nursery(slab_of(id), cls) && missed_within_window(id, cls, (uint32_t)arch_ticks()) &&
-           widen(id, cls);
+    return cache_stack_in_nursery(slab_of(id), cls) && counters[id].class_misses[cls] &&
+           missed_within_window(id, cls, (uint32_t)arch_ticks()) && widen(id, cls);
 }
 
 /* Gives id's zero slab its stacks: stopped first, then, once no section
