@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "arch/sections.h"
 #include "check.h"
+#include "pinning.h"
 #include "platform/rseq.h"
 #include "rng.h"
 
@@ -200,14 +201,6 @@ static void on_signal(int sig)
 
 /* ---- workers ----------------------------------------------------------- */
 
-static void set_affinity_one(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof set, &set);
-}
-
 static void bag_take(struct worker *w, unsigned j, struct token **out)
 {
     *out = w->bag[j];
@@ -307,7 +300,7 @@ static void *worker_main(void *arg)
         unsigned id = rseq_current_id();
         REQUIRE_MSG(id < nids, "rseq_current_id %u >= id count %u", id, nids);
         if (mode == M_MIGRATE && ncpus_allowed > 1) {
-            set_affinity_one(cpus_allowed[rng_below(&w->rng, ncpus_allowed)]);
+            pin_to_cpu(cpus_allowed[rng_below(&w->rng, ncpus_allowed)]);
             w->migrations++;
         }
         iter++;
@@ -527,7 +520,7 @@ static void bench(void)
 {
     if (!rseq_thread_ready())
         usage_error("bench: no rseq");
-    set_affinity_one(sched_getcpu()); /* a push and the pops that follow on one slab */
+    pin_to_cpu(sched_getcpu()); /* a push and the pops that follow on one slab */
     const unsigned n = 20000000;
     void *p = &tokens[0];
     for (int pass = 0; pass < 2; pass++) {

@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "memory.h"
+#include "pinning.h"
 #include "probe.h"
 
 /* A class nothing else here uses, so its superblocks are the test's. */
@@ -34,14 +35,6 @@
 static int cpus[2];
 static void *blocks[2][AFTER];
 static pthread_barrier_t turn;
-
-static void pin(int cpu)
-{
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
-}
 
 /* Two CPUs this process may run on, or exits 77. */
 static void find_two_cpus(void)
@@ -61,7 +54,7 @@ static void find_two_cpus(void)
 static void *take_by_turns(void *arg)
 {
     int me = (int)(intptr_t)arg;
-    pin(cpus[me]);
+    REQUIRE(pin_to_cpu(cpus[me]));
     for (int t = 0; t < TURNS; t++)
         for (int side = 0; side < 2; side++) {
             if (side == me)
@@ -105,7 +98,7 @@ static long long class_superblocks(void)
 static void moved(void)
 {
     for (int t = 0; t < TURNS; t++) {
-        pin(cpus[t % 2]);
+        REQUIRE(pin_to_cpu(cpus[t % 2]));
         for (int i = 0; i < PER_TURN; i++)
             REQUIRE((blocks[0][t * PER_TURN + i] = malloc(SIZE)) != NULL);
     }
@@ -118,7 +111,7 @@ static void moved(void)
 static void *take_on_second(void *arg)
 {
     (void)arg;
-    pin(cpus[1]);
+    REQUIRE(pin_to_cpu(cpus[1]));
     for (int i = 0; i < AFTER; i++)
         REQUIRE((blocks[1][i] = malloc(SIZE)) != NULL);
     return NULL;
@@ -126,7 +119,7 @@ static void *take_on_second(void *arg)
 
 static void after(void)
 {
-    pin(cpus[0]);
+    REQUIRE(pin_to_cpu(cpus[0]));
     for (int i = 0; i < TURNS * PER_TURN; i++)
         REQUIRE((blocks[0][i] = malloc(SIZE)) != NULL);
     /* Half of them back, to their superblock (a trim empties the caches). */

@@ -20,6 +20,7 @@
 #include "platform/rseq.h"
 #include "central_hold.h"
 #include "check.h"
+#include "pinning.h"
 #include "rng.h"
 #include "threads.h"
 
@@ -114,15 +115,6 @@ static uint64_t batches_parked(unsigned cls)
     return stats.batches_central;
 }
 
-/* Runs the caller on cpu alone; false when it may not. */
-static bool pin_to(int cpu)
-{
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    return sched_setaffinity(0, sizeof one, &one) == 0;
-}
-
 /* A working set freed whole, well past the parked limit, in an order of
  * its own (every batch strided across the set), and allocated again, twice:
  * each time only up to the limit stays parked, the rest goes back to the
@@ -135,7 +127,7 @@ static void test_past_the_limit_back_in_address_order(unsigned cls)
     static void *objs[BATCHES * SC_BATCH_MAX], *freeing[SC_BATCH_MAX];
     cpu_set_t before;
     REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
-    REQUIRE(pin_to(sched_getcpu()));
+    REQUIRE(pin_to_this_cpu());
     struct central_class_stats stats;
     central_class_stats(cls, &stats);
     REQUIRE_MSG(stats.refills == 0 && stats.blocks_out == 0, "class %u was used before the test", cls);
@@ -178,7 +170,7 @@ static void test_past_the_limit_back_in_address_order(unsigned cls)
  * emulator, say). */
 static bool run_on(int cpu)
 {
-    return pin_to(cpu) && sched_getcpu() == cpu && rseq_current_id() == (unsigned)cpu;
+    return pin_to_cpu(cpu) && sched_getcpu() == cpu && rseq_current_id() == (unsigned)cpu;
 }
 
 static bool among(void *p, void *const *set, unsigned n)

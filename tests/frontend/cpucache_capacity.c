@@ -4,14 +4,13 @@
  * set cycles through the cache without refills from the central layer.
  * Pinned to one CPU, with the budget given on the command line (KiB) and
  * the purger off (it would drain the idle cache and blur the picture). */
-#define _GNU_SOURCE
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "memory.h"
+#include "pinning.h"
 #include "probe.h"
 
 /* The central refills of the class of `size` bytes so far. */
@@ -41,10 +40,7 @@ int main(int argc, char **argv)
         puts("no per-CPU caches here: nothing to check");
         return 77;
     }
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(sched_getcpu(), &one);
-    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+    REQUIRE(pin_to_this_cpu());
     size_t budget = (size_t)(argc > 1 ? atoi(argv[1]) : 256) << 10;
     /* Three quarters of the budget in 64-byte blocks, then in 128-byte
      * ones: either fits alone, not both. */

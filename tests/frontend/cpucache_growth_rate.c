@@ -5,14 +5,13 @@
  * runs empty and full within microseconds grows until its working set
  * cycles through the cache. Pinned to one CPU, the purger off (it would
  * drain the cache). */
-#define _GNU_SOURCE
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "check.h"
 #include "memory.h"
+#include "pinning.h"
 #include "probe.h"
 
 /* The central refills of the class of `size` bytes so far. */
@@ -53,10 +52,7 @@ int main(void)
         puts("no per-CPU caches here: nothing to check");
         return 77;
     }
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(sched_getcpu(), &one);
-    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+    REQUIRE(pin_to_this_cpu());
     /* Four batches of each class (at most 64 objects a batch): past its
      * first room whichever way the stack starts. */
     const unsigned count = 256;

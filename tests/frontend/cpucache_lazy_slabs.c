@@ -21,17 +21,10 @@
 #include "arch/slab.h"
 #include "check.h"
 #include "memory.h"
+#include "pinning.h"
 #include "probe.h"
 
 #define PINNED_ENV "CPUCACHE_LAZY_SLABS_SECOND_CPU"
-
-static void pin(int cpu)
-{
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
-}
 
 /* Whether slab `id` of the slabs at `slabs` holds the value of `mark` (a
  * block just freed on that CPU, on its class's stack). */
@@ -159,7 +152,7 @@ int main(int argc, char **argv)
         char value[16];
         snprintf(value, sizeof value, "%d", second);
         REQUIRE(setenv(PINNED_ENV, value, 1) == 0);
-        pin(first);
+        REQUIRE(pin_to_cpu(first));
         execv("/proc/self/exe", argv);
         REQUIRE_MSG(false, "cannot re-run pinned");
     }
@@ -181,7 +174,7 @@ int main(int argc, char **argv)
     printf("every class a little: %u pages added to the slab\n", added);
     CHECK_MSG(added <= 10, "a few blocks of every class wrote %u more pages of the slab (of %u)", added, before);
     if (second >= 0 && (unsigned)second < ids) {
-        pin(second);
+        REQUIRE(pin_to_cpu(second));
         use_blocks();
         malloc_trim(0);
         use_blocks();

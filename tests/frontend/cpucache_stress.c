@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,6 +20,7 @@
 
 #include "check.h"
 #include "corealloc.h"
+#include "pinning.h"
 #include "rng.h"
 
 #define HELD 64
@@ -73,14 +73,6 @@ static void give(unsigned id, void *p, bool check_owner)
     atomic_fetch_add_explicit(&freed, 1, memory_order_relaxed);
 }
 
-static void set_cpu(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof set, &set); /* best effort: a cpuset may forbid it */
-}
-
 static void *worker(void *arg)
 {
     unsigned id = (unsigned)(uintptr_t)arg;
@@ -106,7 +98,7 @@ static void *worker(void *arg)
             ((struct tag *)held[slot])->owner = owner_tag(id);
         }
         if (!strcmp(mode, "migrate") && ncpu > 1 && (++ops & 1023) == 0)
-            set_cpu((int)((r >> 8) % (unsigned)ncpu));
+            pin_to_cpu((int)((r >> 8) % (unsigned)ncpu)); /* best effort: a cpuset may forbid it */
         if (!strcmp(mode, "bounded") && ++ops == 20000)
             break;
     }

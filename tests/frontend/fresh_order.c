@@ -5,28 +5,17 @@
  * what it allocates in turn wrote 16 MiB of 64-byte blocks twice as fast
  * that way as with each batch handed out top down). The test pins itself
  * to one CPU, so one cache serves the whole run. */
-#define _GNU_SOURCE
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "check.h"
+#include "pinning.h"
 #include "probe.h"
 
 #define RUN 4096
 
 static void *blocks[RUN];
-
-static void pin_here(void)
-{
-    int cpu = sched_getcpu();
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu < 0 ? 0 : cpu, &one);
-    if (sched_setaffinity(0, sizeof one, &one))
-        perror("sched_setaffinity (the run may move between caches)");
-}
 
 /* Share of consecutive mallocs of size that land one block above the last. */
 static double ascending_share(size_t size, unsigned count)
@@ -47,7 +36,8 @@ int main(void)
         puts("corealloc is not loaded: nothing to check");
         return 0;
     }
-    pin_here();
+    if (!pin_to_this_cpu())
+        perror("sched_setaffinity (the run may move between caches)");
     /* Classes nothing in the test used before: every block comes fresh
      * (48 B: 64 a batch; 1536 B: batches of 42, blocks across pages). */
     static const struct {

@@ -38,6 +38,7 @@
 
 #include "check.h"
 #include "memory.h"
+#include "pinning.h"
 #include "probe.h"
 
 #define WORKLOAD (256 * MIB)
@@ -246,10 +247,7 @@ static void busy(unsigned delay_ms)
         return;
     }
     int cpu = sched_getcpu();
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+    REQUIRE(pin_to_cpu(cpu));
     /* Over 4 MiB held starts the purge thread. */
     enum { BLOCKS = 6 * 1024, SET = 48 };
     void **held = malloc(BLOCKS * sizeof *held), *set[SET];
