@@ -302,15 +302,16 @@ static unsigned return_objects(struct central *ce, unsigned cls, void *const *ob
 }
 
 /* Empties a stack entry's batches (a node, or a chain's) into their
- * superblocks and recycles the nodes; returns how many. Lock held. */
-static uint32_t return_batches(struct central *ce, unsigned cls, struct batch *b)
+ * superblocks and recycles the nodes; returns how many blocks went back
+ * (not those freed twice). Lock held. */
+static unsigned return_batches(struct central *ce, unsigned cls, struct batch *b)
 {
-    uint32_t n = 0;
-    for (struct batch *rest = b->rest; b; b = rest, rest = rest ? rest->next : NULL, n++) {
-        return_objects(ce, cls, b->objects, b->count);
+    unsigned returned = 0;
+    for (struct batch *rest = b->rest; b; b = rest, rest = rest ? rest->next : NULL) {
+        returned += return_objects(ce, cls, b->objects, b->count);
         batchpool_put(b);
     }
-    return n;
+    return returned;
 }
 
 /* A cut takes at most a page's worth of blocks or a quarter of the blocks
@@ -419,7 +420,7 @@ static void shed_batches(struct central *ce, unsigned cls, struct lane lane)
         struct batch *old = stack_pop(lane.chains);
         if (!old)
             break;
-        returned_here(ce, cls, return_batches(ce, cls, old) * sc_info[cls].batch);
+        returned_here(ce, cls, return_batches(ce, cls, old));
     }
     lock_release(&ce->lock);
 }
@@ -478,7 +479,8 @@ size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_th
     for (unsigned i = 0; i < 2 * LANES; i++) {
         struct stack *st = lane_stack(i, cls);
         for (struct batch *b; batches_back && (b = stack_pop(st));) {
-            uint32_t n = return_batches(ce, cls, b);
+            uint32_t n = b->nodes; /* the entry's batches, before they go back */
+            return_batches(ce, cls, b);
             if (batches_back != CENTRAL_ALL_BATCHES)
                 batches_back = n < batches_back ? batches_back - n : 0;
         }

@@ -372,12 +372,18 @@ void sb_release_empty(struct superblock *sb)
     lock_release(&chunk_lock);
 }
 
+/* Bits [bit, bit + count) of a 64-bit mask (a bitmap word, a superblock's pages), count from 1 to 64 - bit. */
+static uint64_t bit_range(unsigned bit, unsigned count)
+{
+    return (~(uint64_t)0 >> (64 - count)) << bit;
+}
+
 /* Pages of the superblock that block index overlaps, as a mask. */
 static uint64_t block_pages(unsigned cls, uint64_t index)
 {
     uint64_t start = index * sc_info[cls].size, end = start + sc_info[cls].size - 1;
     unsigned first = (unsigned)(start >> OS_PAGE_SHIFT), last = (unsigned)(end >> OS_PAGE_SHIFT);
-    return (~(uint64_t)0 >> (63 - last)) & (~(uint64_t)0 << first);
+    return bit_range(first, last - first + 1);
 }
 
 _Static_assert(SB_SIZE >> OS_PAGE_SHIFT == 64, "one hole bit per page");
@@ -504,7 +510,7 @@ static size_t purge_free_pages(struct superblock *sb, uint64_t candidates)
         unsigned run = rest ? (unsigned)__builtin_ctzll(rest) : 64; /* pages in a row from p */
         os_purge((void *)(sb->start + ((uintptr_t)p << OS_PAGE_SHIFT)), (size_t)run << OS_PAGE_SHIFT,
                  OS_PURGE_DONTNEED);
-        left = run == 64 ? 0 : left & ~((((uint64_t)1 << run) - 1) << p);
+        left &= ~bit_range(p, run);
     }
     sb->holes |= fresh;
     set_fast_bound(sb, true);
@@ -545,34 +551,20 @@ size_t sb_purge_holes(struct superblock *sb)
     return purge_free_pages(sb, pages >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << pages) - 1);
 }
 
-/* Bits [bit, bit + count) of a bitmap word, count from 1 to 64 - bit. */
-static uint64_t bit_range(unsigned bit, unsigned count)
-{
-    return (~(uint64_t)0 >> (64 - count)) << bit;
-}
-
 /* Blocks freed in the order they were handed out (either way) come side
- * by side: how many of objs[0..n) are neighbours in a row, in the word of
- * objs[0] (at bit) and below carved (room blocks from objs[0] on), with
- * their bits in *mask. Out of line: the loop that calls it keeps its
- * registers for blocks that come one by one. */
-static __attribute__((noinline)) unsigned neighbours(void *const *objs, unsigned n, uintptr_t size, unsigned bit,
+ * by side: how many of objs[0..n) follow objs[0] in a row, step bytes
+ * apart (a block's size, up or down), in the word of objs[0] (at bit) and
+ * below carved (room blocks from objs[0] on), with their bits in *mask.
+ * Out of line: the loop that calls it keeps its registers for blocks that
+ * come one by one. */
+static __attribute__((noinline)) unsigned neighbours(void *const *objs, unsigned n, intptr_t step, unsigned bit,
                                                      unsigned room, uint64_t *mask)
 {
-    uintptr_t first = (uintptr_t)objs[0];
-    unsigned run = 1;
-    if ((uintptr_t)objs[1] == first + size) {
-        unsigned most = n < 64 - bit ? n : 64 - bit;
-        most = most < room ? most : room;
-        while (run < most && (uintptr_t)objs[run] == first + run * size)
-            run++;
-        *mask = bit_range(bit, run);
-    } else {
-        unsigned most = n < bit + 1 ? n : bit + 1;
-        while (run < most && (uintptr_t)objs[run] == first - run * size)
-            run++;
-        *mask = bit_range(bit + 1 - run, run);
-    }
+    unsigned most = step > 0 ? (64 - bit < room ? 64 - bit : room) : bit + 1, run = 1;
+    most = n < most ? n : most;
+    while (run < most && (uintptr_t)objs[run] == (uintptr_t)objs[0] + (uintptr_t)((intptr_t)run * step))
+        run++;
+    *mask = bit_range(step > 0 ? bit : bit + 1 - run, run);
     return run;
 }
 
@@ -598,9 +590,9 @@ unsigned sb_give_run(struct superblock *sb, void *const *objs, unsigned n)
         }
         unsigned bit = (unsigned)(index % 64), run = 1;
         uint64_t mask = (uint64_t)1 << bit;
-        uintptr_t second = given + 1 < n ? (uintptr_t)objs[given + 1] : addr;
-        if (second == addr + size || second == addr - size)
-            run = neighbours(objs + given, n - given, size, bit, (unsigned)(carved - index), &mask);
+        intptr_t step = given + 1 < n ? (intptr_t)((uintptr_t)objs[given + 1] - addr) : 0;
+        if (step == (intptr_t)size || step == -(intptr_t)size)
+            run = neighbours(objs + given, n - given, step, bit, (unsigned)(carved - index), &mask);
         if (word & mask) { /* one of them is in already: one at a time, to stop at it */
             run = 1;
             mask = (uint64_t)1 << bit;
