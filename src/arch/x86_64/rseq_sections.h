@@ -116,6 +116,26 @@
         (void)slab_, (void)top_;                                               \
     } while (0)
 
+/* Copies k (at least 1) pointers from [from] to [to] inside a section:
+ * an odd one first, then two at a time (a batch is up to 64 pointers,
+ * moved on every refill and spill). Uses i, tmp and xmm0. */
+#define CA_COPY_POINTERS(from, to)                                   \
+    "xorl %k[i], %k[i]\n\t"                                          \
+    "testl $1, %k[k]\n\t"                                            \
+    "jz 5f\n\t"                                                      \
+    "movq (%[" from "]), %[tmp]\n\t"                                 \
+    "movq %[tmp], (%[" to "])\n\t"                                   \
+    "movl $1, %k[i]\n\t"                                             \
+    "cmpl %k[k], %k[i]\n\t"                                          \
+    "jae 6f\n"                                                        \
+    "5:\n\t"                                                         \
+    "movdqu (%[" from "],%[i],8), %%xmm0\n\t"                        \
+    "movdqu %%xmm0, (%[" to "],%[i],8)\n\t"                          \
+    "addl $2, %k[i]\n\t"                                             \
+    "cmpl %k[k], %k[i]\n\t"                                          \
+    "jb 5b\n"                                                         \
+    "6:\n\t"
+
 /* Pops up to n objects off the class's stack into out[] (the top last, at
  * out[k-1]): k = min(n, top - begin), then one committing store of
  * top - k. 0 when empty or stopped. */
@@ -137,19 +157,13 @@ static inline unsigned arch_slab_pop_batch(const struct slab_layout *layout, uns
                          "cmova %[n], %k[k]\n\t"
                          "subl %k[k], %k[top]\n\t"
                          "leaq (%[slab],%[top],8), %[src]\n\t"
-                         "xorl %k[i], %k[i]\n"
-                         "5:\n\t"
-                         "movq (%[src],%[i],8), %[tmp]\n\t"
-                         "movq %[tmp], (%[out],%[i],8)\n\t"
-                         "addl $1, %k[i]\n\t"
-                         "cmpl %k[k], %k[i]\n\t"
-                         "jb 5b\n\t"
+                         CA_COPY_POINTERS("src", "out")
                          "movl %k[top], (%[slab],%[cls],8)\n"
                          "2:\n\t" CA_RSEQ_ABORT
                          : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [src] "=&r"(src),
                            [i] "=&r"(i), [tmp] "=&r"(tmp)
                          : [layout] "r"(layout), [cls] "r"((uintptr_t)cls), [out] "r"(out), [n] "rm"(n)
-                         : "memory", "cc");
+                         : "memory", "cc", "xmm0");
     return (unsigned)k;
 }
 
@@ -172,20 +186,14 @@ static inline unsigned arch_slab_push_batch(const struct slab_layout *layout, un
                          "jl 2f\n\t"
                          "movl %[n], %k[k]\n\t"
                          "leaq (%[slab],%[top],8), %[dst]\n\t"
-                         "xorl %k[i], %k[i]\n"
-                         "5:\n\t"
-                         "movq (%[in],%[i],8), %[tmp]\n\t"
-                         "movq %[tmp], (%[dst],%[i],8)\n\t"
-                         "addl $1, %k[i]\n\t"
-                         "cmpl %k[k], %k[i]\n\t"
-                         "jb 5b\n\t"
+                         CA_COPY_POINTERS("in", "dst")
                          "addl %k[k], %k[top]\n\t"
                          "movl %k[top], (%[slab],%[cls],8)\n"
                          "2:\n\t" CA_RSEQ_ABORT
                          : [slab] "=&r"(slab), [top] "=&r"(top), [k] "=&r"(k), [dst] "=&r"(dst),
                            [i] "=&r"(i), [tmp] "=&r"(tmp)
                          : [layout] "r"(layout), [cls] "r"((uintptr_t)cls), [in] "r"(in), [n] "rm"(n)
-                         : "memory", "cc");
+                         : "memory", "cc", "xmm0");
     return (unsigned)k;
 }
 
