@@ -19,8 +19,10 @@ struct id_counters {
     /* Empty misses per class since capacity last moved between classes
      * (racy counts: a guide, not an account). */
     uint16_t class_misses[SC_COUNT];
-    /* When each class last missed empty, in arch ticks (wraps; racy). */
+    /* When each class last missed empty, in arch ticks (wraps; racy):
+     * timed in a nursery only once the class has run full here too. */
     uint32_t last_empty[SC_COUNT];
+    bool ran_full[SC_COUNT];
 } __attribute__((aligned(64)));
 static struct id_counters *counters;
 static lock_t drain_lock = LOCK_INIT;
@@ -216,19 +218,31 @@ static void grow_capacity(unsigned id, unsigned cls)
      * grown, misses every batch. */
     if (missed_before && !cache_growth(slab_of(id), cls))
         return;
+    /* Nor does a nursery stack that never ran full here: only a full miss
+     * asks when it last ran empty, and a producer's never comes. */
+    bool nursery = cache_stack_in_nursery(slab_of(id), cls);
+    if (nursery && !c->ran_full[cls])
+        return;
     uint32_t now = (uint32_t)arch_ticks();
     bool often = missed_before && missed_within_window(id, cls, now);
     __atomic_store_n(&c->last_empty[cls], now, __ATOMIC_RELAXED);
-    if (often && !cache_stack_in_nursery(slab_of(id), cls))
+    if (often && !nursery)
         widen(id, cls);
 }
 
 /* A full miss: a stack in its nursery that this CPU also allocates from,
- * often, grows (out of it) rather than spill. */
+ * often, grows (out of it) rather than spill. Its first full miss here
+ * only starts the timing of its empty misses. */
 static bool outgrow_nursery(unsigned id, unsigned cls)
 {
-    return cache_stack_in_nursery(slab_of(id), cls) && counters[id].class_misses[cls] &&
-           missed_within_window(id, cls, (uint32_t)arch_ticks()) && widen(id, cls);
+    struct id_counters *c = &counters[id];
+    if (!cache_stack_in_nursery(slab_of(id), cls))
+        return false;
+    if (!c->ran_full[cls]) {
+        c->ran_full[cls] = true;
+        return false;
+    }
+    return c->class_misses[cls] && missed_within_window(id, cls, (uint32_t)arch_ticks()) && widen(id, cls);
 }
 
 /* Gives id's zero slab its stacks: stopped first, then, once no section
