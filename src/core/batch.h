@@ -20,7 +20,8 @@ struct batch {
     struct batch *rest; /* a chain's head: its other nodes, linked by next to NULL */
     struct batch *last; /* a chain's head: its last node */
     uint32_t nodes;     /* the nodes an entry on a stack stands for: 1, or its chain's */
-    uint32_t count;
+    uint16_t count;
+    uint16_t filled_on; /* the lane index of the CPU that filled it */
     void *objects[SC_BATCH_MAX];
 };
 

@@ -371,7 +371,8 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
             lane_prefetch_next(lane, offsetof(struct batch, objects) + n * sizeof(void *));
             memcpy(out, b->objects, b->count * sizeof(void *));
             got = b->count;
-            prefetch_objects(out, got);
+            if (b->filled_on == index)
+                prefetch_objects(out, got);
             batchpool_put(b);
             count_one(&ce->refills);
             return got;
@@ -453,7 +454,8 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
 {
     struct central *ce = &classes[cls];
     count_one(&ce->spills);
-    struct lane lane = lane_of(lane_index(), cls);
+    unsigned index = lane_index();
+    struct lane lane = lane_of(index, cls);
     bool parks = n == sc_info[cls].batch && opt_free_blocks_wait();
     if (parks && stack_depth(lane.chains) >= ce->parked_limit && lock_try(&ce->lock)) {
         spill_to_superblocks(ce, cls, objs, n, true);
@@ -462,7 +464,8 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
     struct batch *b = parks ? batchpool_get() : NULL;
     if (b) {
         memcpy(b->objects, objs, n * sizeof(void *));
-        b->count = n;
+        b->count = (uint16_t)n;
+        b->filled_on = (uint16_t)index;
         uint32_t chain = chain_batches(cls);
         lane_put(lane, b, chain - 1, chain);
         footprint_wake_purger();
