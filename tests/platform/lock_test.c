@@ -16,6 +16,8 @@
  *  - Taking a lock twice in one thread stops the program with a message;
  *    the debug build also stops a wait against the rank order.
  *  - The registry's bound stops the process rather than overflowing.
+ *  - One holder at a time under contention, whether a waiter gets the lock
+ *    while it spins or after it slept.
  * Each scenario that could hang runs under the watchdog. */
 #include <pthread.h>
 #include <signal.h>
@@ -71,6 +73,49 @@ static void *outer_then_inner(void *arg)
     lock_release(&inner);
     lock_release(&outer);
     return NULL;
+}
+
+/* Threads that take one lock over and over, mostly for a moment (a waiter
+ * gets it while it spins), every 64th time for longer than the spin (it
+ * sleeps): each checks that nobody else is inside, and the count of
+ * entries made in two steps loses none. */
+#define CONTENDERS 4
+#define ENTRIES 20000
+static lock_t contended = LOCK_INIT;
+static volatile int inside;
+static volatile long entries;
+static volatile bool overlapped;
+
+static void *contend(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < ENTRIES; i++) {
+        lock_acquire(&contended);
+        if (inside)
+            overlapped = true;
+        inside = 1;
+        long seen = entries;
+        if (i % 64 == 0)
+            nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 50000}, NULL);
+        entries = seen + 1;
+        inside = 0;
+        lock_release(&contended);
+    }
+    return NULL;
+}
+
+static void exclusion(void)
+{
+    watchdog_arm(HANG_SECONDS, "scenario", 6);
+    pthread_t threads[CONTENDERS];
+    for (int t = 0; t < CONTENDERS; t++)
+        REQUIRE(pthread_create(&threads[t], NULL, contend, NULL) == 0);
+    for (int t = 0; t < CONTENDERS; t++)
+        pthread_join(threads[t], NULL);
+    watchdog_stop();
+    CHECK_MSG(!overlapped, "two threads held the lock at once");
+    CHECK_MSG(entries == (long)CONTENDERS * ENTRIES, "%ld entries counted of %ld", entries,
+              (long)CONTENDERS * ENTRIES);
 }
 
 /* Runs f in a child; returns its wait status. */
@@ -350,6 +395,7 @@ int main(void)
     interrupted_holder();
     interrupted_waiter();
     watchdog_stop();
+    exclusion();
 
     int status = in_child(child_taking_twice);
     CHECK_MSG(aborted(status), "a lock taken twice: status %#x, not an abort", status);
