@@ -202,6 +202,56 @@ static struct superblock *partial_for(const struct central *ce, unsigned cls, un
     return first_free;
 }
 
+/* A class that brings pages in for a superblock while another class keeps
+ * resident empty ones for its own reuse makes the process grow by what the
+ * other keeps (a server that empties one class between phases and fills
+ * another held both, up to the retained budget, until the purger's pass a
+ * delay later). So the other class's empty superblocks that have stayed
+ * unused for an eighth of the purge delay go back as this one comes in:
+ * memory moves between classes rather than adding up. The other class's
+ * lock is only tried (class locks are never waited for two at a time);
+ * one class gives back per superblock taken. A look that found none old
+ * enough is not repeated for a quarter of that age: a program that cycles
+ * its working set through empty superblocks faster takes fresh pages
+ * often, and each look walks the classes' lists. Class lock of cls held. */
+#define TRADE_AGE_PARTS 8u
+static uint64_t trade_idle_until; /* ns */
+static void trade_retained(unsigned cls)
+{
+    if (opt.purge_delay_ms <= 0 || sb_bytes_retained() < SB_SIZE)
+        return;
+    uint64_t now = os_monotonic_ns(), age = (uint64_t)opt.purge_delay_ms * (1000000u / TRADE_AGE_PARTS);
+    if (now < __atomic_load_n(&trade_idle_until, __ATOMIC_RELAXED))
+        return;
+    uint64_t horizon = now > age ? now - age : 0;
+    for (unsigned step = 1; step < SC_COUNT; step++) {
+        unsigned c = (cls + step) % SC_COUNT;
+        if (!sb_class_retains(c) || !lock_try(&classes[c].lock))
+            continue;
+        size_t released = sb_purge_class_empties(c, horizon, opt_purge_kind());
+        lock_release(&classes[c].lock);
+        if (released)
+            return;
+    }
+    __atomic_store_n(&trade_idle_until, now + age / 4, __ATOMIC_RELAXED);
+}
+
+/* A superblock newly formatted for cls, listed as partly free (trading
+ * away what other classes retain when its pages are to come in). NULL
+ * when none is to be had. Class lock held. */
+static struct superblock *new_superblock(struct central *ce, unsigned cls)
+{
+    bool faults = sb_acquire_faults(cls);
+    struct superblock *sb = sb_acquire(cls);
+    if (!sb)
+        return NULL;
+    ce->superblocks++;
+    partial_insert(ce, sb);
+    if (faults)
+        trade_retained(cls);
+    return sb;
+}
+
 /* The superblock the calling CPU cuts blocks of cls from: its own while it
  * has room, else a partly free one (partial_for), else a new one (or, none
  * to be had, any partly free one). NULL when there is none at all. Class
@@ -214,14 +264,8 @@ static struct superblock *cut_source(struct central *ce, unsigned cls)
     struct superblock *sb = mine->sb;
     if (!sb || sb->list != SB_LIST_PARTIAL || sb->cls != cls || sb->cut_by != lane + 1u) {
         sb = partial_for(ce, cls, lane, thread);
-        if (!sb) {
-            sb = sb_acquire(cls);
-            if (sb) {
-                ce->superblocks++;
-                partial_insert(ce, sb);
-            } else
-                sb = ce->partial;
-        }
+        if (!sb && !(sb = new_superblock(ce, cls)))
+            sb = ce->partial;
         if (!sb)
             return NULL;
         if (sb->cut_by && cut_sources[sb->cut_by - 1u][cls].sb == sb)
@@ -241,14 +285,8 @@ static struct superblock *cut_source(struct central *ce, unsigned cls)
 static struct superblock *tight_source(struct central *ce, unsigned cls)
 {
     struct superblock *sb = ce->partial;
-    if (!sb || sb_resident_empty_below(cls, sb->start)) {
-        struct superblock *more = sb_acquire(cls);
-        if (more) {
-            ce->superblocks++;
-            partial_insert(ce, more);
-            sb = ce->partial;
-        }
-    }
+    if ((!sb || sb_resident_empty_below(cls, sb->start)) && new_superblock(ce, cls))
+        sb = ce->partial;
     return sb;
 }
 

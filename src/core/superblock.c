@@ -22,6 +22,9 @@
  * zone), and a shared pool of empty chunk superblocks that any class may
  * reformat. */
 static struct superblock *class_empty[SC_COUNT];
+/* How many of each class's empty superblocks are resident (written under
+ * the class lock, read by other classes' cuts: sb_class_retains). */
+static uint32_t class_resident_empties[SC_COUNT];
 static struct superblock *chunk_pool;
 static lock_t chunk_lock = LOCK_INIT;
 static size_t retained_bytes;
@@ -146,6 +149,15 @@ static bool map_again(struct superblock *sb)
     return true;
 }
 
+/* A zone superblock of its class's empty list became, or stopped being,
+ * resident. Class lock held. */
+static void count_resident_empty(const struct superblock *sb, int change)
+{
+    if (sb->zoned)
+        __atomic_store_n(&class_resident_empties[sb->cls], class_resident_empties[sb->cls] + (uint32_t)change,
+                         __ATOMIC_RELAXED);
+}
+
 /* An empty superblock about to be formatted: its pages count as resident
  * again. False when the memory limit does not allow it, or an unmapped one
  * cannot be mapped again (it stays unmapped). */
@@ -153,6 +165,7 @@ static bool make_resident(struct superblock *sb)
 {
     if (sb->residency == SB_RESIDENT) {
         __atomic_fetch_sub(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
+        count_resident_empty(sb, -1);
         return true;
     }
     if (!footprint_charge(SB_SIZE))
@@ -203,6 +216,7 @@ static size_t purge(struct superblock *sb, enum os_purge_kind kind)
     size_t released = 0;
     if (sb->residency == SB_RESIDENT) {
         __atomic_fetch_sub(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
+        count_resident_empty(sb, -1);
         footprint_uncharge(SB_SIZE);
         released = SB_SIZE;
     } else if (sb->residency == SB_LAZY && kind != OS_PURGE_FREE) {
@@ -272,6 +286,18 @@ static bool resident_below(struct superblock **list, uintptr_t addr)
 {
     struct superblock *sb = *list ? *lowest_empty(list) : NULL;
     return sb && sb->residency == SB_RESIDENT && sb->start < addr;
+}
+
+bool sb_acquire_faults(unsigned cls)
+{
+    if (class_empty[cls])
+        return (*pick_empty(&class_empty[cls]))->residency != SB_RESIDENT;
+    return zone_active(); /* a fresh zone slot; without zones, the pool every class shares */
+}
+
+bool sb_class_retains(unsigned cls)
+{
+    return __atomic_load_n(&class_resident_empties[cls], __ATOMIC_RELAXED) != 0;
 }
 
 bool sb_resident_empty_below(unsigned cls, uintptr_t addr)
@@ -357,6 +383,7 @@ void sb_release_empty(struct superblock *sb)
     sb->list = SB_LIST_EMPTY;
     sb->residency = SB_RESIDENT;
     size_t retained = __atomic_add_fetch(&retained_bytes, SB_SIZE, __ATOMIC_RELAXED);
+    count_resident_empty(sb, 1);
     if (retained > retain_limit || footprint_purge_at_once() || os_address_space_short())
         purge(sb, opt_purge_kind());
     if (gone_for_good(sb))

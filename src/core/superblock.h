@@ -64,6 +64,14 @@ struct superblock *sb_of(uintptr_t addr);
  * space. NULL when out of memory or at the memory limit. Caller holds the
  * class lock. */
 struct superblock *sb_acquire(unsigned cls);
+/* Whether sb_acquire(cls) would take a superblock whose pages are not
+ * resident (fresh address space, or a purged empty one of the class).
+ * Caller holds the class lock. */
+bool sb_acquire_faults(unsigned cls);
+/* Whether cls keeps resident empty superblocks (zoned ones, kept for its
+ * own reuse). Racy: a hint for another class, whose caller takes cls's
+ * lock before it acts. */
+bool sb_class_retains(unsigned cls);
 /* Tight mode: whether sb_acquire(cls) would take a resident empty
  * superblock lying below addr (lower free addresses, and no page to fault
  * in). Caller holds the class lock. */

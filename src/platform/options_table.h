@@ -45,9 +45,10 @@
            "once the process holds over 4 MiB or has lived a quarter of the delay), also "        \
            "while the program sleeps: empty superblocks, free spans, and the contents of caches " \
            "and central batches that saw no traffic (with nothing left, the thread sleeps until " \
-           "a free or an allocation wakes it); `0` at once (no thread; caches stay at one "       \
-           "batch per class and nothing is parked centrally, as in `TIGHT`), `-1` never (only "   \
-           "`RETAIN_BYTES` and `malloc_trim`)")                                                   \
+           "a free or an allocation wakes it); a class's empty superblocks unused for an eighth " \
+           "of it go back as soon as another class brings pages in; `0` at once (no thread; "     \
+           "caches stay at one batch per class and nothing is parked centrally, as in `TIGHT`), " \
+           "`-1` never (only `RETAIN_BYTES` and `malloc_trim`)")                                  \
     OPTION(LIMIT_BYTES, limit_bytes, SIZE, "0", "",                                               \
            "resident bytes (corealloc's estimate, metadata included) past which allocation fails " \
            "with `ENOMEM` after trimming; `0` no limit")                                          \
