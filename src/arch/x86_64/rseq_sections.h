@@ -5,14 +5,13 @@
  * Each asm statement emits its own struct rseq_cs into section __rseq_cs
  * (32-byte aligned), stores its address into area->rseq_cs, reads the id
  * (cpu_id, sign-extended), computes slab = slabs + (id << SLAB_SHIFT) and
- * the class header at slab + cls * 8, and ends with one instruction that
- * writes a top (the commit: a store, or an add to it in place). The abort
- * handler lives in section __rseq_failure, preceded by the 4-byte
- * signature (glibc's RSEQ_SIG on x86, encoded as glibc and librseq do:
- * ud1 0x53053053(%rip),%edi); it counts the abort with a relaxed `lock add`
- * (off the fast path) and jumps back to re-arm and restart the section.
- * Inputs are never modified inside a section, so a restart recomputes
- * everything from them. */
+ * the class header at slab + cls * 8, and ends with one 32-bit store of a
+ * top (the commit). The abort handler lives in section __rseq_failure,
+ * preceded by the 4-byte signature (glibc's RSEQ_SIG on x86, encoded as
+ * glibc and librseq do: ud1 0x53053053(%rip),%edi); it counts the abort
+ * with a relaxed `lock add` (off the fast path) and jumps back to re-arm and
+ * restart the section. Inputs are never modified inside a section, so a
+ * restart recomputes everything from them. */
 #ifndef COREALLOC_ARCH_X86_64_RSEQ_SECTIONS_H
 #define COREALLOC_ARCH_X86_64_RSEQ_SECTIONS_H
 
@@ -88,7 +87,8 @@
                      "cmpl " CA_STR(SLAB_BASE_OFFSET) "(%[slab],%[cls],8), %k[top]\n\t" \
                      "jbe %l[" #miss "]\n\t"                                   \
                      "movq -8(%[slab],%[top],8), %[item]\n\t"                  \
-                     "subl $1, (%[slab],%[cls],8)\n"                           \
+                     "subl $1, %k[top]\n\t"                                    \
+                     "movl %k[top], (%[slab],%[cls],8)\n"                      \
                      "2:\n\t" CA_RSEQ_ABORT                                    \
                      : [slab] "=&r"(slab_), [top] "=&r"(top_), [item] "=&a"(item_) \
                      : [cls] "r"((uintptr_t)(cls_))                            \
@@ -106,7 +106,8 @@
                      "cmpl 4(%[slab],%[cls],8), %k[top]\n\t"                   \
                      "jae %l[" #miss "]\n\t"                                   \
                      "movq %[ptr], (%[slab],%[top],8)\n\t"                     \
-                     "addl $1, (%[slab],%[cls],8)\n"                           \
+                     "addl $1, %k[top]\n\t"                                    \
+                     "movl %k[top], (%[slab],%[cls],8)\n"                      \
                      "2:\n\t" CA_RSEQ_ABORT                                    \
                      : [slab] "=&r"(slab_), [top] "=&r"(top_)                  \
                      : [cls] "r"((uintptr_t)(cls_)), [ptr] "r"(ptr_)          \
