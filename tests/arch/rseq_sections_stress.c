@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "arch/sections.h"
 #include "check.h"
+#include "clock.h"
 #include "pinning.h"
 #include "platform/rseq.h"
 #include "rng.h"
@@ -33,7 +34,6 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define NCLS 3
@@ -78,13 +78,6 @@ static void usage_error(const char *what)
 {
     fprintf(stderr, "rseq_sections_stress: %s\n", what);
     exit(2);
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static inline struct cache_hdr *hdr(unsigned id, unsigned cls)
@@ -524,7 +517,7 @@ static void bench(void)
     const unsigned n = 20000000;
     void *p = &tokens[0];
     for (int pass = 0; pass < 2; pass++) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = monotonic_ns();
         for (unsigned i = 0; i < n; i++) {
             REQUIRE_MSG(push_one(0, p), "bench push");
             struct token *moved;
@@ -532,7 +525,7 @@ static void bench(void)
             p = pop_one(0);
             __asm__ __volatile__("" : "+r"(p));
         }
-        uint64_t t1 = now_ns();
+        uint64_t t1 = monotonic_ns();
         struct token *batch[16];
         for (int i = 0; i < 16; i++)
             batch[i] = &tokens[i];
@@ -542,7 +535,7 @@ static void bench(void)
                 REQUIRE_MSG(push_one(1, batch[j]), "bench push");
             REQUIRE_MSG(pop_batch(1, batch, 16) == 16, "bench pop_batch");
         }
-        uint64_t t2 = now_ns();
+        uint64_t t2 = monotonic_ns();
         printf("bench pass %d: push, move, pop %.2f ns; 16 pushes + pop_batch(16) %.2f ns "
                "(%.2f ns/object), aborts %llu\n",
                pass, (double)(t1 - t0) / n, (double)(t2 - t1) / nb,
@@ -628,7 +621,7 @@ int main(int argc, char **argv)
         sigaction(SIGPROF, &sa, NULL);
     }
     uint64_t aborts0 = rseq_abort_count();
-    uint64_t t0 = now_ns();
+    uint64_t t0 = monotonic_ns();
     for (unsigned t = 0; t < nthreads; t++)
         if (pthread_create(&workers[t].thread, NULL, worker_main, &workers[t]))
             usage_error("pthread_create");
@@ -643,7 +636,7 @@ int main(int argc, char **argv)
     }
     unsigned forks = 0;
     if (mode == M_FORK) {
-        while (now_ns() - t0 < (uint64_t)duration_ms * 1000000ull) {
+        while (monotonic_ns() - t0 < (uint64_t)duration_ms * 1000000ull) {
             pid_t pid = fork();
             if (pid == 0)
                 fork_child_check();
@@ -673,7 +666,7 @@ int main(int argc, char **argv)
         sa.sa_handler = SIG_IGN;
         sigaction(SIGPROF, &sa, NULL);
     }
-    uint64_t t1 = now_ns();
+    uint64_t t1 = monotonic_ns();
 
     account();
 

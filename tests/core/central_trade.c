@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "clock.h"
 #include "memory.h"
 #include "pattern.h"
 #include "probe.h"
@@ -65,13 +66,11 @@ int main(int argc, char **argv)
     if (old)
         nanosleep(&(struct timespec){.tv_nsec = (TRADE_AGE_MS + 100) * 1000000L}, NULL);
 
-    struct timespec freed, filled;
-    clock_gettime(CLOCK_MONOTONIC, &freed);
+    uint64_t freed_ms = monotonic_ms();
     n = fill(SECOND_SIZE, 2);
-    clock_gettime(CLOCK_MONOTONIC, &filled);
-    long fill_ms = (filled.tv_sec - freed.tv_sec) * 1000 + (filled.tv_nsec - freed.tv_nsec) / 1000000;
+    uint64_t fill_ms = monotonic_ms() - freed_ms;
     if (!old && fill_ms >= TRADE_AGE_MS) {
-        printf("the fill took %ld ms: the empties grew old meanwhile, nothing to check\n", fill_ms);
+        printf("the fill took %llu ms: the empties grew old meanwhile, nothing to check\n", (unsigned long long)fill_ms);
         check_and_free(n, SECOND_SIZE, 2);
         return 77;
     }

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
 #include "memory.h"
 #include "pinning.h"
 #include "probe.h"
@@ -268,17 +269,14 @@ static void busy(unsigned delay_ms)
     }
     long long before = cpu_refills(cpu);
     uint64_t rounds = 0;
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    uint64_t start_ms = monotonic_ms();
     do {
         for (int i = 0; i < SET; i++)
             set[i] = malloc(64);
         for (int i = SET - 1; i >= 0; i--)
             free(set[i]);
-        clock_gettime(CLOCK_MONOTONIC, &now);
         rounds++;
-    } while ((uint64_t)(now.tv_sec - start.tv_sec) * 1000 + (uint64_t)(now.tv_nsec - start.tv_nsec) / 1000000 <
-             3 * (uint64_t)delay_ms);
+    } while (monotonic_ms() - start_ms < 3 * (uint64_t)delay_ms);
     long long after = cpu_refills(cpu);
     printf("%llu rounds of hits over three delays; refills of CPU %d's cache meanwhile: %lld\n",
            (unsigned long long)rounds, cpu, after - before);
