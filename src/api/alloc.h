@@ -79,14 +79,19 @@ static inline void alloc_free(void *p)
 {
     uintptr_t cls = ((uintptr_t)p >> ZONE_SHIFT) - frontend_layout.zone_index;
     if (__builtin_expect(cls < SC_COUNT, 1)) {
-        if (__builtin_expect(!sb_zone_free_fast((uintptr_t)p), 0) ||
+        const struct zone_fast_entry *entry = zone_fast_entry_of((uintptr_t)p);
+        if (__builtin_expect(!sb_zone_free_fast_at(entry, (uintptr_t)p), 0) ||
             __builtin_expect(block_maybe_marked_free(p) && block_marked_free(p), 0))
             goto suspect;
+        uint32_t local_ids = __atomic_load_n(&entry->local_ids, __ATOMIC_RELAXED);
         block_mark_free(p);
-        FRONTEND_PUSH(p, cls, full);
+        FRONTEND_PUSH_LOCAL(p, cls, local_ids, full, foreign);
         return;
     full:
         frontend_free_slow(p, (unsigned)cls);
+        return;
+    foreign:
+        frontend_free_foreign(p, (unsigned)cls);
         return;
     suspect:
         alloc_free_checked(p, (unsigned)cls, "free");

@@ -2,10 +2,11 @@
  * operate on them, on every architecture.
  *
  * Slab k (one per CPU id) is SLAB_BYTES at slabs + (k << SLAB_SHIFT). The
- * first SC_COUNT 8-byte words of a slab are struct cache_hdr (top and
- * end), one per size class, and SLAB_HEADER_SLOTS words further, struct
- * cache_base (begin); the slab seen as void *[] holds each class's stack
- * of free objects in slots [begin, top), below end. Where the stacks lie
+ * first 8-byte words of a slab are struct cache_hdr (top and end), one
+ * per stack (a size class's, or one the cache keeps beside them), and
+ * SLAB_HEADER_SLOTS words further, struct cache_base (begin); the slab
+ * seen as void *[] holds each stack of free objects in slots [begin,
+ * top), below end. Where the stacks lie
  * is the cache's business (frontend/cache.h): sections read no more. 32-bit indices: a
  * class may cache tens of thousands of small objects. malloc pops, free
  * pushes: free has checked the object (and marked it free) before it

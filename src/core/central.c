@@ -153,6 +153,7 @@ struct cut_source {
     uint64_t returned; /* blocks this CPU sent back to superblocks and has not cut since (central_alloc) */
 };
 static struct cut_source cut_sources[LANES][SC_COUNT];
+_Static_assert(LANES % 32 == 0, "a lane modulo 32 is its id's (sb_set_cutter)");
 #define CUT_IDLE 8u
 
 /* The calling CPU sent n blocks of cls back to their superblocks (central_free,
@@ -270,7 +271,7 @@ static struct superblock *cut_source(struct central *ce, unsigned cls)
             return NULL;
         if (sb->cut_by && cut_sources[sb->cut_by - 1u][cls].sb == sb)
             cut_sources[sb->cut_by - 1u][cls].sb = NULL;
-        sb->cut_by = (uint16_t)(lane + 1u);
+        sb_set_cutter(sb, lane);
         mine->sb = sb;
     }
     mine->thread = thread;
@@ -488,12 +489,12 @@ static void spill_to_superblocks(struct central *ce, unsigned cls, void *const *
  * with PYTHONMALLOC=malloc) finds that structure's neighbours side by side
  * again instead of scattered, and a producer's blocks come from one
  * superblock in address order (see design.md). */
-void central_free(unsigned cls, void *const *objs, unsigned n)
+static void free_on_lane(unsigned cls, void *const *objs, unsigned n, unsigned lane_at)
 {
     struct central *ce = &classes[cls];
     count_one(&ce->spills);
     unsigned index = lane_index();
-    struct lane lane = lane_of(index, cls);
+    struct lane lane = lane_of(lane_at, cls);
     bool parks = n == sc_info[cls].batch && opt_free_blocks_wait();
     if (parks && stack_depth(lane.chains) >= ce->parked_limit && lock_try(&ce->lock)) {
         spill_to_superblocks(ce, cls, objs, n, true);
@@ -510,6 +511,18 @@ void central_free(unsigned cls, void *const *objs, unsigned n)
         shed_batches(ce, cls, lane);
     } else
         spill_to_superblocks(ce, cls, objs, n, false);
+}
+
+void central_free(unsigned cls, void *const *objs, unsigned n)
+{
+    free_on_lane(cls, objs, n, lane_index());
+}
+
+void central_free_home(unsigned cls, void *const *objs, unsigned n, const void *sample)
+{
+    const struct superblock *sb = sb_of((uintptr_t)sample);
+    unsigned cut_by = sb ? __atomic_load_n(&sb->cut_by, __ATOMIC_RELAXED) : 0;
+    free_on_lane(cls, objs, n, cut_by && cut_by <= lanes_in_use() ? cut_by - 1u : lane_index());
 }
 
 size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_than_ns,

@@ -20,6 +20,10 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n);
 /* Takes back n objects of cls. Non-blocking when n is the class batch
  * (parked, or sent back to the superblocks when the class lock is free). */
 void central_free(unsigned cls, void *const *objs, unsigned n);
+/* The same for objects freed on a CPU that does not cut their superblock:
+ * parked on the lane of the CPU that cuts the superblock of sample (one of
+ * them), which takes them first; their neighbours are in use there. */
+void central_free_home(unsigned cls, void *const *objs, unsigned n, const void *sample);
 /* Purges the class's empty superblocks emptied before older_than_ns, after
  * returning up to batches_back of its central batches to their superblocks
  * (CENTRAL_ALL_BATCHES: all). Returns bytes released. */

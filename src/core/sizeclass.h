@@ -23,6 +23,11 @@
  * batch of a class at least) up to SC_BATCH_THREAD. */
 #define SC_BATCH_MAX 64
 #define SC_BATCH_THREAD 32
+/* The classes whose blocks are smaller than a cache line (8 to 48 bytes),
+ * the first ones: neighbours share lines, so blocks of one line that the
+ * program writes on two CPUs make each write cross cores (false sharing). */
+#define SC_LINE_SHARING 4
+#define SC_CACHE_LINE 64
 /* Superblocks: aligned runs of blocks of one class. */
 #define SB_SHIFT 18
 #define SB_SIZE ((size_t)1 << SB_SHIFT)

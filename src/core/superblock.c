@@ -100,6 +100,26 @@ static void set_fast_bound(struct superblock *sb, bool in_use)
     __atomic_store_n(&entry->bound, bound, __ATOMIC_RELEASE);
 }
 
+static bool foreign_frees_routed;
+
+void sb_route_foreign_frees(void)
+{
+    __atomic_store_n(&foreign_frees_routed, true, __ATOMIC_RELAXED);
+}
+
+static void set_local_ids(struct superblock *sb, uint32_t ids)
+{
+    if (sb->zoned)
+        __atomic_store_n(&zone_fast_entry_of(sb->start)->local_ids, ids, __ATOMIC_RELAXED);
+}
+
+void sb_set_cutter(struct superblock *sb, unsigned lane)
+{
+    sb->cut_by = (uint16_t)(lane + 1u);
+    if (sb->cls < SC_LINE_SHARING && __atomic_load_n(&foreign_frees_routed, __ATOMIC_RELAXED))
+        set_local_ids(sb, (uint32_t)1 << (lane % 32u)); /* a lane is its id modulo a multiple of 32 */
+}
+
 /* Bits of blocks past carved (never handed out) stay clear: those blocks
  * are in the superblock without a bit, so a fresh superblock's bitmap is
  * not written until a block comes back (in a short-lived program, often
@@ -118,6 +138,7 @@ static void format(struct superblock *sb, unsigned cls)
     }
     sb->cursor = 0;
     sb->cut_by = 0;
+    set_local_ids(sb, ZONE_LOCAL_ANY);
     sb->holes = 0;
     sb->cls = (uint8_t)cls;
     sb->carved = 0;

@@ -79,6 +79,15 @@ bool sb_resident_empty_below(unsigned cls, uintptr_t addr);
 /* A superblock whose blocks have all returned: kept for reuse or purged.
  * Caller holds the class lock (and has unlinked it). */
 void sb_release_empty(struct superblock *sb);
+/* From when per-CPU caches start: a superblock of a class whose blocks
+ * share cache lines (SC_LINE_SHARING) admits into a CPU's cache the frees
+ * made on the CPU that cuts from it alone; the fast path sends the others
+ * back toward that CPU (frontend/cpucache.c), so that no CPU takes a block
+ * whose neighbours are written on another. */
+void sb_route_foreign_frees(void);
+/* Records that the CPU of lane cuts from sb (cut_by, and the fast entry's
+ * local ids). Class lock held. */
+void sb_set_cutter(struct superblock *sb, unsigned lane);
 /* Which of its blocks (below carved) are in the superblock: beside it in
  * its zone, or right after the descriptor of one mapped on its own. */
 uint64_t *sb_bitmap(const struct superblock *sb);
@@ -114,12 +123,16 @@ enum block_state sb_block_state(uintptr_t addr, unsigned cls);
  * else 0);
  * false sends the free to a closer look (sb_block_state). A zone's fast
  * entries are mapped whole: the entry of a slot no superblock used reads
- * 0. */
-static inline bool sb_zone_free_fast(uintptr_t addr)
+ * 0. The _at form takes addr's entry (zone_fast_entry_of), for a caller
+ * that reads more of it. */
+static inline bool sb_zone_free_fast_at(const struct zone_fast_entry *entry, uintptr_t addr)
 {
-    const struct zone_fast_entry *entry = zone_fast_entry_of(addr);
     uint64_t key = (addr & (SB_SIZE - 1)) * entry->start_mult; /* sc_start_key */
     return key < __atomic_load_n(&entry->bound, __ATOMIC_RELAXED);
+}
+static inline bool sb_zone_free_fast(uintptr_t addr)
+{
+    return sb_zone_free_fast_at(zone_fast_entry_of(addr), addr);
 }
 
 /* Start of the block containing addr (which must lie inside sb). */

@@ -46,8 +46,10 @@ _Static_assert(SC_COUNT <= 1u << (REGION_SHIFT - ZONE_SHIFT), "the zones fit the
 struct zone_fast_entry {
     uint64_t start_mult; /* sc_start_mult of the zone's class (0 until set) */
     uint32_t bound;      /* start keys below it are blocks handed out */
-    uint32_t unused;
+    uint32_t local_ids;  /* bit id % 32 set: a free on the CPU of that id stays in its
+                          * cache (sb_set_cutter); read only past the bound */
 };
+#define ZONE_LOCAL_ANY UINT32_MAX
 #define ZONE_FAST_ENTRY_SHIFT 4
 #define ZONE_FAST_ENTRIES_BYTES (SMALL_ZONES_SIZE >> (SB_SHIFT - ZONE_FAST_ENTRY_SHIFT))
 #define ZONE_DESCRIPTORS_OFFSET ((uintptr_t)1 << (REGION_SHIFT - SB_SHIFT + ZONE_FAST_ENTRY_SHIFT))

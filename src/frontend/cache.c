@@ -8,8 +8,6 @@
 #include "platform/options.h"
 #include "platform/os.h"
 
-_Static_assert(SC_COUNT < SLAB_HEADER_SLOTS, "a base past the last class marks the end of its stack");
-
 /* After the headers and the bases, a row of where each class's stack
  * lies now: its first slot (home) and one past the last it may use there
  * (limit), in one 8-byte word, so that a stack moves with one store (a
@@ -21,7 +19,7 @@ struct cache_room {
 } __attribute__((aligned(8)));
 #define ROOM_SLOT (2 * SLAB_HEADER_SLOTS)
 #define STACKS_SLOT (3 * SLAB_HEADER_SLOTS)
-_Static_assert(SC_COUNT * sizeof(struct cache_room) <= SLAB_HEADER_SLOTS * sizeof(void *), "a room per class");
+_Static_assert(CACHE_STACKS * sizeof(struct cache_room) <= SLAB_HEADER_SLOTS * sizeof(void *), "a room per stack");
 
 /* Per shape, where each class's stack starts ([first_home, first_limit))
  * and its own home, where it may grow to its full capacity (up to the
@@ -29,8 +27,11 @@ _Static_assert(SC_COUNT * sizeof(struct cache_room) <= SLAB_HEADER_SLOTS * sizeo
  * batch's room each side by side, so a class that a CPU uses a little
  * touches a part of a page there, not a page of its own (a program using
  * 70 classes held 57 pages of stacks per CPU); one that grows past it
- * moves to its own home (cpucache.c). A thread's start at their own. */
-static uint32_t first_home[2][SC_COUNT], first_limit[2][SC_COUNT], own_home[2][SC_COUNT + 1];
+ * moves to its own home (cpucache.c). A thread's start at their own.
+ * Foreign stacks hold a largest batch where they start, for good: in a
+ * CPU's nursery, after a thread's own homes. The slab ends at slab_end. */
+static uint32_t first_home[2][CACHE_STACKS], first_limit[2][CACHE_STACKS], own_home[2][SC_COUNT + 1];
+static uint32_t slab_end[2];
 static cache_holds_fn *cache_holds;
 
 static unsigned class_capacity(enum cache_shape shape, unsigned cls)
@@ -46,22 +47,29 @@ void cache_layout_init(cache_holds_fn *holds)
     cache_holds = holds;
     for (unsigned shape = 0; shape < 2; shape++) {
         uint32_t next = STACKS_SLOT;
-        if (shape == CACHE_SHAPE_CPU)
-            for (unsigned c = 0; c < SC_COUNT; c++) {
-                first_home[shape][c] = next;
-                next += sizeclass_batch_at_most(c, SC_BATCH_MAX);
-                first_limit[shape][c] = next;
-            }
+        unsigned nursery = shape == CACHE_SHAPE_CPU ? CACHE_STACKS : 0;
+        for (unsigned s = 0; s < nursery; s++) {
+            first_home[shape][s] = next;
+            next += sizeclass_batch_at_most(cache_stack_class(s), SC_BATCH_MAX);
+            first_limit[shape][s] = next;
+        }
         for (unsigned c = 0; c < SC_COUNT; c++) {
             own_home[shape][c] = next;
             next += class_capacity(shape, c);
         }
         own_home[shape][SC_COUNT] = next;
-        if (shape == CACHE_SHAPE_THREAD)
+        if (shape == CACHE_SHAPE_THREAD) {
             for (unsigned c = 0; c < SC_COUNT; c++) {
                 first_home[shape][c] = own_home[shape][c];
                 first_limit[shape][c] = own_home[shape][c + 1];
             }
+            for (unsigned s = SC_COUNT; s < CACHE_STACKS; s++) {
+                first_home[shape][s] = next;
+                next += sizeclass_batch_at_most(cache_stack_class(s), SC_BATCH_MAX);
+                first_limit[shape][s] = next;
+            }
+        }
+        slab_end[shape] = next;
         if ((size_t)next * sizeof(void *) > SLAB_BYTES)
             diag_fatal("cache slab layout does not fit SLAB_BYTES"); /* a build-time bound */
     }
@@ -69,7 +77,7 @@ void cache_layout_init(cache_holds_fn *holds)
 
 size_t cache_slab_bytes(enum cache_shape shape)
 {
-    return (size_t)own_home[shape][SC_COUNT] * sizeof(void *);
+    return (size_t)slab_end[shape] * sizeof(void *);
 }
 
 char *cache_map_slabs(unsigned count)
@@ -114,15 +122,15 @@ static void set_room(void **slab, unsigned cls, uint32_t home_slot, uint32_t lim
 
 void cache_slab_format_stopped(void **slab, enum cache_shape shape)
 {
-    for (unsigned c = 0; c < SC_COUNT; c++) { /* class 0's first: see cache_slab_formatted */
+    for (unsigned c = 0; c < CACHE_STACKS; c++) { /* class 0's first: see cache_slab_formatted */
         set_room(slab, c, first_home[shape][c], first_limit[shape][c]);
-        uint32_t ahead = first_home[shape][c] != own_home[shape][c] ? own_home[shape][c] : 0;
+        uint32_t ahead = c < SC_COUNT && first_home[shape][c] != own_home[shape][c] ? own_home[shape][c] : 0;
         __atomic_store_n(&cache_base(slab, c)->spare, ahead, __ATOMIC_RELAXED);
     }
     cache_slab_stop(slab);
     /* Each top released after every stopped begin: a section that reads a
      * new top reads a stopped begin. */
-    for (unsigned c = 0; c < SC_COUNT; c++)
+    for (unsigned c = 0; c < CACHE_STACKS; c++)
         __atomic_store_n(&cache_hdr(slab, c)->top, home(slab, c), __ATOMIC_RELEASE);
 }
 
@@ -213,8 +221,8 @@ unsigned cache_surplus(void **slab, unsigned cls)
 static size_t slab_bytes_room(void **slab)
 {
     size_t bytes = 0;
-    for (unsigned c = 0; c < SC_COUNT; c++)
-        bytes += (size_t)(cache_hdr(slab, c)->end - home(slab, c)) * sc_info[c].size;
+    for (unsigned c = 0; c < CACHE_STACKS; c++)
+        bytes += (size_t)(cache_hdr(slab, c)->end - home(slab, c)) * sc_info[cache_stack_class(c)].size;
     return bytes;
 }
 
@@ -302,14 +310,14 @@ void cache_stack_restart(void **slab, unsigned cls, unsigned capacity)
 
 void cache_slab_stop(void **slab)
 {
-    for (unsigned c = 0; c < SC_COUNT; c++)
+    for (unsigned c = 0; c < CACHE_STACKS; c++)
         cache_stack_stop(slab, c);
 }
 
-/* Hands slab[from, to) of cls to the central layer, a batch at a time. */
-static void free_range(void **slab, unsigned cls, unsigned from, unsigned to)
+/* Hands slab[from, to) of a stack to the central layer, a batch at a time. */
+static void free_range(void **slab, unsigned stack, unsigned from, unsigned to)
 {
-    unsigned batch = sc_info[cls].batch;
+    unsigned cls = cache_stack_class(stack), batch = sc_info[cls].batch;
     for (unsigned i = from; i < to; i += batch)
         central_free(cls, &slab[i], to - i < batch ? to - i : batch);
 }
@@ -317,10 +325,10 @@ static void free_range(void **slab, unsigned cls, unsigned from, unsigned to)
 size_t cache_slab_take_stopped(void **slab)
 {
     size_t bytes = 0;
-    for (unsigned c = 0; c < SC_COUNT; c++) {
+    for (unsigned c = 0; c < CACHE_STACKS; c++) {
         struct cache_hdr *h = cache_hdr(slab, c);
         unsigned top = __atomic_load_n(&h->top, __ATOMIC_ACQUIRE);
-        bytes += (size_t)(top - home(slab, c)) * sc_info[c].size;
+        bytes += (size_t)(top - home(slab, c)) * sc_info[cache_stack_class(c)].size;
         free_range(slab, c, home(slab, c), top);
         __atomic_store_n(&h->top, home(slab, c), __ATOMIC_RELAXED);
     }
@@ -329,13 +337,13 @@ size_t cache_slab_take_stopped(void **slab)
 
 void cache_slab_restart(void **slab)
 {
-    for (unsigned c = 0; c < SC_COUNT; c++)
-        cache_stack_restart(slab, c, sc_info[c].batch);
+    for (unsigned c = 0; c < CACHE_STACKS; c++)
+        cache_stack_restart(slab, c, sc_info[cache_stack_class(c)].batch);
 }
 
 bool cache_slab_stopped(void **slab)
 {
-    for (unsigned c = 0; c < SC_COUNT; c++)
+    for (unsigned c = 0; c < CACHE_STACKS; c++)
         if (*cache_begin(slab, c) == SLAB_STOPPED_BEGIN)
             return true;
     return false;
@@ -343,13 +351,13 @@ bool cache_slab_stopped(void **slab)
 
 void cache_slab_forget(void **slab)
 {
-    for (unsigned c = 0; c < SC_COUNT; c++)
+    for (unsigned c = 0; c < CACHE_STACKS; c++)
         cache_hdr(slab, c)->top = home(slab, c);
 }
 
 void cache_slab_flush(void **slab)
 {
-    for (unsigned c = 0; c < SC_COUNT; c++) {
+    for (unsigned c = 0; c < CACHE_STACKS; c++) {
         struct cache_hdr *h = cache_hdr(slab, c);
         unsigned top = h->top;
         h->top = home(slab, c); /* emptied first: a nested search must not find these */
@@ -357,27 +365,32 @@ void cache_slab_flush(void **slab)
     }
 }
 
-bool cache_slab_holds(void **slab, unsigned cls, const void *p)
+static bool stack_holds(void **slab, unsigned stack, const void *p)
 {
-    unsigned top = __atomic_load_n(&cache_hdr(slab, cls)->top, __ATOMIC_RELAXED);
-    for (unsigned i = home(slab, cls); i < top && i < limit(slab, cls); i++)
+    unsigned top = __atomic_load_n(&cache_hdr(slab, stack)->top, __ATOMIC_RELAXED);
+    for (unsigned i = home(slab, stack); i < top && i < limit(slab, stack); i++)
         if (__atomic_load_n(&slab[i], __ATOMIC_RELAXED) == p)
             return true;
     return false;
 }
 
+bool cache_slab_holds(void **slab, unsigned cls, const void *p)
+{
+    return stack_holds(slab, cls, p) || (cls < SC_LINE_SHARING && stack_holds(slab, cache_foreign_stack(cls), p));
+}
+
 size_t cache_slab_bytes_held(void **slab)
 {
     size_t bytes = 0;
-    for (unsigned c = 0; c < SC_COUNT; c++)
-        bytes += (size_t)cache_count(slab, c) * sc_info[c].size;
+    for (unsigned c = 0; c < CACHE_STACKS; c++)
+        bytes += (size_t)cache_count(slab, c) * sc_info[cache_stack_class(c)].size;
     return bytes;
 }
 
 uint64_t cache_slab_tops_digest(void **slab)
 {
     uint64_t digest = 0;
-    for (unsigned c = 0; c < SC_COUNT; c++)
+    for (unsigned c = 0; c < CACHE_STACKS; c++)
         digest = digest * 0x9E3779B97F4A7C15u + __atomic_load_n(&cache_hdr(slab, c)->top, __ATOMIC_RELAXED);
     return digest;
 }

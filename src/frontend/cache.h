@@ -18,7 +18,21 @@
 #include "core/sizeclass.h"
 #include "platform/random.h"
 
-_Static_assert(SC_COUNT <= SLAB_HEADER_SLOTS, "a header slot per class");
+/* Besides a stack per class, a slab has a foreign stack per class whose
+ * blocks share cache lines (SC_LINE_SHARING): blocks freed on this CPU
+ * that another CPU cut, on their way back to that CPU's lane a batch at a
+ * time (cpucache.c). Pops never take from them. A slab's stacks are its
+ * classes' stacks, then their foreign stacks. */
+#define CACHE_STACKS (SC_COUNT + SC_LINE_SHARING)
+static inline unsigned cache_foreign_stack(unsigned cls)
+{
+    return SC_COUNT + cls;
+}
+static inline unsigned cache_stack_class(unsigned stack)
+{
+    return stack < SC_COUNT ? stack : stack - SC_COUNT;
+}
+_Static_assert(CACHE_STACKS < SLAB_HEADER_SLOTS, "a header slot per stack, and a base past the last");
 
 /* Whether p is free in some cache or central batch of cls (racy: for
  * telling a double free from a first word that happens to hold the mark). */
@@ -63,6 +77,7 @@ void cache_slab_format_stopped(void **slab, enum cache_shape shape);
  * asks). */
 bool cache_slab_formatted(void **slab);
 
+/* Below, cls names a stack: a class's, or (where said) a foreign one. */
 static inline struct cache_hdr *cache_hdr(void **slab, unsigned cls)
 {
     return (struct cache_hdr *)&slab[cls];
@@ -161,7 +176,8 @@ void cache_slab_forget(void **slab);
 
 /* Returns every object the slab holds to the central layer. Single owner. */
 void cache_slab_flush(void **slab);
-/* Whether the stack of cls holds p (racy reads are fine). */
+/* Whether the stacks of cls (its foreign one included) hold p (racy reads
+ * are fine). */
 bool cache_slab_holds(void **slab, unsigned cls, const void *p);
 /* Bytes of objects held by the slab (racy read: for statistics). */
 size_t cache_slab_bytes_held(void **slab);

@@ -310,6 +310,29 @@ elsewhere: /* no stack here (or a drain stopped it) */
     central_free(cls, &p, 1);
 }
 
+/* Pushed on the class's foreign stack, which pops never take from: the
+ * next allocation here gets a block whose neighbours are this CPU's, where
+ * taking p back (the stack's top) would make both CPUs write p's line (a
+ * block a thread frees on its own CPU, the main thread having allocated it
+ * and its neighbours on another: Hoard's cache-scratch). A full foreign
+ * stack goes as a batch to the lane of the CPU that cuts the superblock of
+ * its oldest block, which takes it before other batches. */
+void cpucache_free_foreign(void *p, unsigned cls)
+{
+    unsigned stack = cache_foreign_stack(cls);
+    FRONTEND_PUSH(p, stack, full);
+    return;
+full:;
+    void *batch[SC_BATCH_MAX];
+    unsigned got = arch_slab_pop_batch(SECTION_ARGS, stack, batch, sc_info[cls].batch);
+    if (got)
+        central_free_home(cls, batch, got, batch[0]);
+    FRONTEND_PUSH(p, stack, elsewhere);
+    return;
+elsewhere: /* no slab formatted here yet, a drain, or no rseq for this thread */
+    cpucache_free_slow(p, cls);
+}
+
 size_t cpucache_drain_all(void)
 {
     if (!cpucache_on())

@@ -19,6 +19,9 @@ bool cpucache_on(void);
 
 void *cpucache_alloc_slow(unsigned cls);
 void cpucache_free_slow(void *p, unsigned cls);
+/* p (checked and marked free), freed on a CPU that does not cut its
+ * superblock: kept apart from the class's stack, on its way back. */
+void cpucache_free_foreign(void *p, unsigned cls);
 /* Empties every CPU's slab into the central layer, safely against the
  * owners (membarrier fence). Returns the bytes moved. */
 size_t cpucache_drain_all(void);

@@ -39,6 +39,13 @@ extern INTERNAL_DATA struct frontend_layout frontend_layout;
         if (!lockedcache_try_free(ptr, cls))             \
             goto miss;                                   \
     } while (0)
+#define FRONTEND_PUSH_LOCAL(ptr, cls, local_ids, miss, foreign) \
+    do {                                                        \
+        (void)(local_ids);                                      \
+        if (0)                                                  \
+            goto foreign;                                       \
+        FRONTEND_PUSH(ptr, cls, miss);                          \
+    } while (0)
 
 #else
 
@@ -51,6 +58,10 @@ extern INTERNAL_DATA struct frontend_layout frontend_layout;
 /* Pushes ptr (a block of cls, checked and marked free) on its stack, or
  * jumps to miss. */
 #define FRONTEND_PUSH(ptr, cls, miss) ARCH_SLAB_PUSH(ptr, frontend_layout, cls, miss)
+/* The same, or a jump to foreign when the id this thread runs on is not
+ * in local_ids (the fast entry's: core/superblock.h, sb_set_cutter). */
+#define FRONTEND_PUSH_LOCAL(ptr, cls, local_ids, miss, foreign) \
+    ARCH_SLAB_PUSH_LOCAL(ptr, frontend_layout, cls, local_ids, miss, foreign)
 
 #endif
 

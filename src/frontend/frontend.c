@@ -1,6 +1,7 @@
 #include "frontend/frontend.h"
 
 #include "core/central.h"
+#include "core/superblock.h"
 #include "core/zone.h"
 #include "platform/options.h"
 #include "platform/rseq.h"
@@ -83,6 +84,8 @@ void *frontend_alloc_slow(unsigned cls, bool *refilled)
 }
 
 void frontend_free_slow(void *p, unsigned cls) { lockedcache_free(p, cls); }
+/* Never called: the locked caches' FRONTEND_PUSH_LOCAL takes every free. */
+void frontend_free_foreign(void *p, unsigned cls) { lockedcache_free(p, cls); }
 
 #else
 
@@ -99,8 +102,10 @@ void frontend_init(void)
      * library's heap profiler counts every allocation there: both need the
      * fast paths to miss. The profiling library counts in its fast paths. */
     bool slow_paths_only = opt.secure || (opt.profile && !PROFILE_IN_FAST_PATH);
-    if (opt.frontend != FRONTEND_THREAD && !slow_paths_only && cpucache_init())
+    if (opt.frontend != FRONTEND_THREAD && !slow_paths_only && cpucache_init()) {
+        sb_route_foreign_frees();
         return;
+    }
     /* Per-thread caches. Their fast paths: each thread's own area reads the
      * id of its slab (-1, a stopped slab, until its first slow-path call
      * gives it one). Slow paths only (secure mode, the default library's
@@ -180,6 +185,14 @@ void frontend_free_slow(void *p, unsigned cls)
     if (cpucache_on())
         cpucache_free_slow(p, cls);
     else
+        tcache_free_slow(p, cls);
+}
+
+void frontend_free_foreign(void *p, unsigned cls)
+{
+    if (cpucache_on())
+        cpucache_free_foreign(p, cls);
+    else /* per-thread caches route no free (sb_route_foreign_frees) */
         tcache_free_slow(p, cls);
 }
 

@@ -40,6 +40,9 @@ uint64_t frontend_id_activity(unsigned id);
  * every allocation here, and most from the thread's own stack. */
 void *frontend_alloc_slow(unsigned cls, bool *refilled);
 void frontend_free_slow(void *p, unsigned cls);
+/* p (checked and marked free) when the fast path found it freed on a CPU
+ * that does not cut its superblock (FRONTEND_PUSH_LOCAL). */
+void frontend_free_foreign(void *p, unsigned cls);
 /* A free of p (claimed to be of cls) that the fast check could not vouch
  * for (the free mark is there, or the superblock needs a closer look):
  * true when p is a block the program holds; otherwise reported (`call`

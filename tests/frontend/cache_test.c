@@ -32,9 +32,22 @@ static unsigned cpu_capacity(unsigned c)
     return objects < 8 ? 8 : objects > CACHE_CPU_CLASS_OBJECTS ? CACHE_CPU_CLASS_OBJECTS : (unsigned)objects;
 }
 
+/* A foreign stack, formatted: a batch at first, where expected. */
+static void check_foreign_stack(void **slab, unsigned shape, unsigned cls, unsigned first)
+{
+    unsigned stack = cache_foreign_stack(cls);
+    struct cache_hdr *h = cache_hdr(slab, stack);
+    CHECK_MSG(cache_stack_class(stack) == cls && *cache_begin(slab, stack) == first && h->top == first &&
+                  h->end == first + sc_info[cls].batch,
+              "shape %u foreign stack of class %u: %u..%u<%u, expected at %u", shape, cls,
+              *cache_begin(slab, stack), h->top, h->end, first);
+}
+
 /* Both shapes: the headers, bases and rooms first, then each class's
  * stack at its own home, in order, at its capacity; a CPU's stacks start
- * in a nursery before those, a largest batch's room each, side by side. */
+ * in a nursery before those, a largest batch's room each, side by side,
+ * the foreign stacks of the line-sharing classes after the classes'.
+ * A thread's foreign stacks follow its classes' own homes. */
 static void test_layout(void)
 {
     for (unsigned shape = 0; shape < 2; shape++) {
@@ -42,9 +55,14 @@ static void test_layout(void)
         REQUIRE(slab != NULL);
         cache_slab_format(slab, shape);
         unsigned nursery = STACKS_SLOT, next = STACKS_SLOT;
-        if (shape == CACHE_SHAPE_CPU)
+        if (shape == CACHE_SHAPE_CPU) {
             for (unsigned c = 0; c < SC_COUNT; c++)
                 next += sizeclass_batch_at_most(c, SC_BATCH_MAX);
+            for (unsigned c = 0; c < SC_LINE_SHARING; c++) {
+                check_foreign_stack(slab, shape, c, next);
+                next += sizeclass_batch_at_most(c, SC_BATCH_MAX);
+            }
+        }
         for (unsigned c = 0; c < SC_COUNT; c++) {
             struct cache_hdr *h = cache_hdr(slab, c);
             unsigned first = shape == CACHE_SHAPE_CPU ? nursery : next;
@@ -54,6 +72,11 @@ static void test_layout(void)
             nursery += sizeclass_batch_at_most(c, SC_BATCH_MAX);
             next += shape == CACHE_SHAPE_THREAD ? sc_info[c].limit : cpu_capacity(c);
         }
+        if (shape == CACHE_SHAPE_THREAD)
+            for (unsigned c = 0; c < SC_LINE_SHARING; c++) {
+                check_foreign_stack(slab, shape, c, next);
+                next += sizeclass_batch_at_most(c, SC_BATCH_MAX);
+            }
         CHECK_MSG(next * sizeof(void *) == cache_slab_bytes(shape) && cache_slab_bytes(shape) <= SLAB_BYTES,
                   "shape %u: %u slots, %zu bytes, at most %zu", shape, next, cache_slab_bytes(shape),
                   (size_t)SLAB_BYTES);
@@ -156,6 +179,21 @@ static void test_push_pop(void **slab)
     cache_slab_stop(slab);
     CHECK_MSG(cache_pop(slab, cls) == NULL && !cache_push(slab, cls, (void *)16) && cache_growth(slab, cls) == 0,
               "a stopped stack still works");
+    cache_slab_format(slab, CACHE_SHAPE_THREAD);
+}
+
+/* A foreign stack (fake pointers again): its blocks are held for the
+ * class's double-free search and counted, never popped as the class's. */
+static void test_foreign_push(void **slab)
+{
+    unsigned small = sc_of(16), stack = cache_foreign_stack(small);
+    REQUIRE(small < SC_LINE_SHARING && sc_of(SC_CACHE_LINE) >= SC_LINE_SHARING);
+    CHECK(cache_push(slab, stack, (void *)(uintptr_t)32));
+    CHECK(cache_slab_holds(slab, small, (void *)(uintptr_t)32));
+    CHECK(!cache_slab_holds(slab, small + 1, (void *)(uintptr_t)32));
+    CHECK_EQ(cache_slab_bytes_held(slab), (size_t)sc_info[small].size);
+    CHECK_MSG(cache_pop(slab, small) == NULL, "a pop of the class took from its foreign stack");
+    CHECK_EQ(cache_count(slab, stack), 1);
     cache_slab_format(slab, CACHE_SHAPE_THREAD);
 }
 
@@ -303,6 +341,7 @@ int main(void)
     REQUIRE(slab != NULL);
     cache_slab_format(slab, CACHE_SHAPE_THREAD);
     test_push_pop(slab);
+    test_foreign_push(slab);
 
     struct central_class_stats before, after;
     central_class_stats(cls, &before);

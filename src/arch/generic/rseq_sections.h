@@ -24,6 +24,13 @@
         goto miss;                                 \
     } while (0)
 
+#define ARCH_SLAB_PUSH_LOCAL(ptr, layout_sym, cls, local_ids, miss, foreign) \
+    do {                                                                   \
+        (void)(local_ids);                                                 \
+        if (0)                                                             \
+            goto foreign;                                                  \
+        ARCH_SLAB_PUSH(ptr, layout_sym, cls, miss);                        \
+    } while (0)
 static inline unsigned arch_slab_pop_batch(const struct slab_layout *layout, unsigned cls, void **out,
                                            unsigned n)
 {

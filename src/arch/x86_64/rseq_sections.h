@@ -46,24 +46,30 @@
     ".quad 1f, (2f - 1f), 4f\n\t"                                              \
     ".popsection\n"
 
-/* Arm (label 9 is the restart point), then, inside the section, the slab
- * of the id this thread runs on now, in %[slab]. The struct slab_layout's
+/* Arm (label 9 is the restart point), then, inside the section, the id
+ * this thread runs on now, then its slab, in %[slab]. The struct slab_layout's
  * fields are read here, at pre FIELD post: a symbol's name RIP-relative
  * (the fast paths: no register spent on its address), or an operand
  * holding its address (the slow paths). %[top] and %[slab] are scratch. */
-#define CA_RSEQ_ARM_AND_FIND_SLAB(pre, post)                                   \
+#define CA_RSEQ_ARM_AND_READ_ID(pre, post)                                     \
     "9:\n\t"                                                                   \
     "movq " pre CA_STR(SLAB_LAYOUT_AREA_OFF) post ", %[slab]\n\t"             \
     "leaq 3b(%%rip), %[top]\n\t"                                              \
     "movq %[top], %%fs:" CA_STR(RSEQ_AREA_RSEQ_CS) "(%[slab])\n"               \
     "1:\n\t"                                                                   \
-    "movslq %%fs:" CA_STR(RSEQ_AREA_CPU_ID) "(%[slab]), %[slab]\n\t"          \
+    "movslq %%fs:" CA_STR(RSEQ_AREA_CPU_ID) "(%[slab]), %[slab]\n\t"
+#define CA_RSEQ_SLAB_OF_ID(pre, post)                                          \
     "shlq $" CA_STR(SLAB_SHIFT) ", %[slab]\n\t"                               \
     "addq " pre CA_STR(SLAB_LAYOUT_SLABS) post ", %[slab]\n\t"
+#define CA_RSEQ_ARM_AND_FIND_SLAB(pre, post) CA_RSEQ_ARM_AND_READ_ID(pre, post) CA_RSEQ_SLAB_OF_ID(pre, post)
 #define CA_AT_SYMBOL(sym) CA_STR(sym) "+", "(%%rip)"
 #define CA_AT_OPERAND "", "(%[layout])"
 #define CA_ARM(where) CA_ARM_(where)
 #define CA_ARM_(pre, post) CA_RSEQ_ARM_AND_FIND_SLAB(pre, post)
+#define CA_ARM_READ_ID(where) CA_ARM_READ_ID_(where)
+#define CA_ARM_READ_ID_(pre, post) CA_RSEQ_ARM_AND_READ_ID(pre, post)
+#define CA_SLAB_OF_ID(where) CA_SLAB_OF_ID_(where)
+#define CA_SLAB_OF_ID_(pre, post) CA_RSEQ_SLAB_OF_ID(pre, post)
 
 /* Signature, then the abort label 4: count and restart at 9. */
 #define CA_RSEQ_ABORT                                                          \
@@ -96,23 +102,45 @@
                      : miss);                                                  \
     } while (0)
 
+/* The push once %[slab] is found: the commit, or a jump to miss. */
+#define CA_PUSH_ON_SLAB(miss)                                                  \
+    "movl (%[slab],%[cls],8), %k[top]\n\t"                                    \
+    "cmpl 4(%[slab],%[cls],8), %k[top]\n\t"                                   \
+    "jae %l[" #miss "]\n\t"                                                   \
+    "movq %[ptr], (%[slab],%[top],8)\n\t"                                     \
+    "addl $1, %k[top]\n\t"                                                    \
+    "movl %k[top], (%[slab],%[cls],8)\n"
 /* Pushes ptr on the class's stack, or jumps to miss when it is full (or
  * stopped). */
 #define ARCH_SLAB_PUSH(ptr_, layout_sym, cls_, miss)                           \
     do {                                                                       \
         uintptr_t slab_, top_;                                                 \
         __asm__ __volatile__ goto(CA_RSEQ_CS_DESC CA_ARM(CA_AT_SYMBOL(layout_sym)) \
-                     "movl (%[slab],%[cls],8), %k[top]\n\t"                    \
-                     "cmpl 4(%[slab],%[cls],8), %k[top]\n\t"                   \
-                     "jae %l[" #miss "]\n\t"                                   \
-                     "movq %[ptr], (%[slab],%[top],8)\n\t"                     \
-                     "addl $1, %k[top]\n\t"                                    \
-                     "movl %k[top], (%[slab],%[cls],8)\n"                      \
+                     CA_PUSH_ON_SLAB(miss)                                     \
                      "2:\n\t" CA_RSEQ_ABORT                                    \
                      : [slab] "=&r"(slab_), [top] "=&r"(top_)                  \
                      : [cls] "r"((uintptr_t)(cls_)), [ptr] "r"(ptr_)          \
                      : "memory", "cc"                                          \
                      : miss);                                                  \
+        (void)slab_, (void)top_;                                               \
+    } while (0)
+/* The same where bit id % 32 of local_ids (a uint32_t) says the id this
+ * thread runs on keeps the block; otherwise jumps to foreign, with one bit
+ * test on the id the section reads anyway. */
+#define ARCH_SLAB_PUSH_LOCAL(ptr_, layout_sym, cls_, local_ids_, miss, foreign) \
+    do {                                                                       \
+        uintptr_t slab_, top_;                                                 \
+        __asm__ __volatile__ goto(CA_RSEQ_CS_DESC CA_ARM_READ_ID(CA_AT_SYMBOL(layout_sym)) \
+                     "btl %k[slab], %k[ids]\n\t"                               \
+                     "jnc %l[" #foreign "]\n\t"                                \
+                     CA_SLAB_OF_ID(CA_AT_SYMBOL(layout_sym))                   \
+                     CA_PUSH_ON_SLAB(miss)                                     \
+                     "2:\n\t" CA_RSEQ_ABORT                                    \
+                     : [slab] "=&r"(slab_), [top] "=&r"(top_)                  \
+                     : [cls] "r"((uintptr_t)(cls_)), [ptr] "r"(ptr_),         \
+                       [ids] "r"((uint32_t)(local_ids_))                        \
+                     : "memory", "cc"                                          \
+                     : miss, foreign);                                         \
         (void)slab_, (void)top_;                                               \
     } while (0)
 
