@@ -4,8 +4,10 @@
  * block is tagged while held, so a block handed to two holders at once is
  * caught, and per-class counts must balance when all is freed.
  *
- *   cpucache_stress MODE [threads] [seconds]
+ *   cpucache_stress MODE [threads] [seconds] [small]
  *   MODE: stress | migrate | trim | bounded
+ *   small: blocks of 16 to 48 bytes, whose frees on another CPU than the
+ *   one that cut them take the foreign path (frontend/cpucache.c)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -26,8 +28,7 @@
 #define HELD 64
 /* Classes that nothing else in the process uses meanwhile (glibc keeps
  * thread DTVs of a few hundred bytes across pthread_join, for example). */
-#define MIN_SIZE 2100
-#define MAX_SIZE 6000
+static size_t min_size = 2100, max_size = 6000;
 #define EXCHANGE 1024
 
 static const char *mode;
@@ -94,7 +95,7 @@ static void *worker(void *arg)
             }
             held[slot] = NULL;
         } else {
-            held[slot] = take(id, MIN_SIZE + (r >> 40) % (MAX_SIZE - MIN_SIZE));
+            held[slot] = take(id, min_size + (r >> 40) % (max_size - min_size));
             ((struct tag *)held[slot])->owner = owner_tag(id);
         }
         if (!strcmp(mode, "migrate") && ncpu > 1 && (++ops & 1023) == 0)
@@ -130,13 +131,13 @@ static long long json_number(const char *json, const char *key)
     return at ? strtoll(at + strlen(pattern), NULL, 10) : -1;
 }
 
-/* Blocks outside their superblocks for the classes MIN_SIZE..MAX_SIZE. */
+/* Blocks outside their superblocks for the classes min_size..max_size. */
 static long long blocks_out_in_test_classes(const char *json)
 {
     long long total = 0;
     for (const char *p = strstr(json, "\"classes\":["); p && (p = strstr(p, "{\"size\":")); p++) {
         long size = strtol(p + 8, NULL, 10);
-        if (size >= MIN_SIZE && size <= MAX_SIZE * 9 / 8 + 16)
+        if (size >= (long)min_size && size <= (long)(max_size * 9 / 8 + 16))
             total += json_number(p, "blocks_out");
     }
     return total;
@@ -153,12 +154,17 @@ static const char *stats_json(void)
 
 int main(int argc, char **argv)
 {
-    REQUIRE_MSG(argc >= 2, "usage: cpucache_stress stress|migrate|trim|bounded [threads] [seconds]");
+    REQUIRE_MSG(argc >= 2, "usage: cpucache_stress stress|migrate|trim|bounded [threads] [seconds] [small]");
     mode = argv[1];
     if (argc > 2)
         nthreads = atoi(argv[2]);
     if (argc > 3)
         seconds = atof(argv[3]);
+    if (argc > 4) {
+        REQUIRE_MSG(!strcmp(argv[4], "small"), "unknown size range %s", argv[4]);
+        min_size = 16;
+        max_size = 48;
+    }
     bool rseq = !strcmp(corealloc_frontend(), "rseq");
     printf("front end: %s\n", corealloc_frontend());
     fflush(stdout);
