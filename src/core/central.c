@@ -489,11 +489,11 @@ static void spill_to_superblocks(struct central *ce, unsigned cls, void *const *
  * with PYTHONMALLOC=malloc) finds that structure's neighbours side by side
  * again instead of scattered, and a producer's blocks come from one
  * superblock in address order (see design.md). */
-static void free_on_lane(unsigned cls, void *const *objs, unsigned n, unsigned lane_at)
+/* central_free's work, parking on lane_at's lane; index: the caller's. */
+static void free_on_lane(unsigned cls, void *const *objs, unsigned n, unsigned index, unsigned lane_at)
 {
     struct central *ce = &classes[cls];
     count_one(&ce->spills);
-    unsigned index = lane_index();
     struct lane lane = lane_of(lane_at, cls);
     bool parks = n == sc_info[cls].batch && opt_free_blocks_wait();
     if (parks && stack_depth(lane.chains) >= ce->parked_limit && lock_try(&ce->lock)) {
@@ -515,14 +515,15 @@ static void free_on_lane(unsigned cls, void *const *objs, unsigned n, unsigned l
 
 void central_free(unsigned cls, void *const *objs, unsigned n)
 {
-    free_on_lane(cls, objs, n, lane_index());
+    unsigned index = lane_index();
+    free_on_lane(cls, objs, n, index, index);
 }
 
 void central_free_home(unsigned cls, void *const *objs, unsigned n, const void *sample)
 {
     const struct superblock *sb = sb_of((uintptr_t)sample);
-    unsigned cut_by = sb ? __atomic_load_n(&sb->cut_by, __ATOMIC_RELAXED) : 0;
-    free_on_lane(cls, objs, n, cut_by && cut_by <= lanes_in_use() ? cut_by - 1u : lane_index());
+    unsigned cut_by = sb ? __atomic_load_n(&sb->cut_by, __ATOMIC_RELAXED) : 0, index = lane_index();
+    free_on_lane(cls, objs, n, index, cut_by && cut_by <= lanes_in_use() ? cut_by - 1u : index);
 }
 
 size_t central_trim_class(unsigned cls, uint32_t batches_back, uint64_t older_than_ns,

@@ -1,5 +1,6 @@
 #include "core/sizeclass.h"
 
+#include "arch/prefetch.h"
 #include "platform/debug.h"
 #include "platform/options.h"
 #include "platform/os.h"
@@ -38,7 +39,7 @@ void sizeclass_init(void)
          * 8, at most 256 objects; its capacity grows to that with demand). */
         sc->limit = (uint16_t)clamp((unsigned)((256u << 10) / sc->size), 8, 256);
     }
-    CA_ASSERT(sc_info[SC_LINE_SHARING - 1].size < SC_CACHE_LINE && sc_info[SC_LINE_SHARING].size >= SC_CACHE_LINE);
+    CA_ASSERT(sc_info[SC_LINE_SHARING - 1].size < ARCH_CACHE_LINE && sc_info[SC_LINE_SHARING].size >= ARCH_CACHE_LINE);
     sizeclass_set_batch_max(SC_BATCH_THREAD);
     unsigned cls = 0;
     for (size_t n = 0; n <= SC_LUT_MAX; n++) {

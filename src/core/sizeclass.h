@@ -27,7 +27,6 @@
  * the first ones: neighbours share lines, so blocks of one line that the
  * program writes on two CPUs make each write cross cores (false sharing). */
 #define SC_LINE_SHARING 4
-#define SC_CACHE_LINE 64
 /* Superblocks: aligned runs of blocks of one class. */
 #define SB_SHIFT 18
 #define SB_SIZE ((size_t)1 << SB_SHIFT)

@@ -84,7 +84,8 @@ void *frontend_alloc_slow(unsigned cls, bool *refilled)
 }
 
 void frontend_free_slow(void *p, unsigned cls) { lockedcache_free(p, cls); }
-/* Never called: the locked caches' FRONTEND_PUSH_LOCAL takes every free. */
+/* The fast path's foreign label needs it; the locked caches' push never
+ * jumps there (FRONTEND_PUSH_LOCAL keeps every free). */
 void frontend_free_foreign(void *p, unsigned cls) { lockedcache_free(p, cls); }
 
 #else

@@ -39,13 +39,7 @@ static pthread_barrier_t turn;
 /* Two CPUs this process may run on, or exits 77. */
 static void find_two_cpus(void)
 {
-    cpu_set_t allowed;
-    REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
-    int found = 0;
-    for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
-        if (CPU_ISSET(c, &allowed))
-            cpus[found++] = c;
-    if (found < 2) {
+    if (!first_two_cpus(cpus)) {
         puts("fewer than two CPUs: nothing to check");
         exit(77);
     }

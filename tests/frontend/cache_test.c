@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "api/init.h"
+#include "arch/prefetch.h"
 #include "central_hold.h"
 #include "check.h"
 #include "core/central.h"
@@ -187,7 +188,7 @@ static void test_push_pop(void **slab)
 static void test_foreign_push(void **slab)
 {
     unsigned small = sc_of(16), stack = cache_foreign_stack(small);
-    REQUIRE(small < SC_LINE_SHARING && sc_of(SC_CACHE_LINE) >= SC_LINE_SHARING);
+    REQUIRE(small < SC_LINE_SHARING && sc_of(ARCH_CACHE_LINE) >= SC_LINE_SHARING);
     CHECK(cache_push(slab, stack, (void *)(uintptr_t)32));
     CHECK(cache_slab_holds(slab, small, (void *)(uintptr_t)32));
     CHECK(!cache_slab_holds(slab, small + 1, (void *)(uintptr_t)32));

@@ -8,9 +8,6 @@
  * one b hands out; freed twice there, it is reported and kept once; and
  * once a batch of them has gathered on b, they go back to a, where
  * another thread's allocations find them again. */
-#define _GNU_SOURCE
-#include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +17,7 @@
 #include "check.h"
 #include "pinning.h"
 #include "probe.h"
+#include "threads.h"
 
 #define SIZE 16            /* a class of 16-byte blocks: four to a line */
 #define WARM 3000          /* allocated on CPU a first: the last ones are cut there */
@@ -27,19 +25,6 @@
 #define LOOK_ON_A 20000    /* allocations on a that must find one of them */
 
 static void *blocks[WARM];
-
-/* The first two CPUs this process may run on, or false. */
-static bool two_cpus(int *a, int *b)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return false;
-    int found = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++)
-        if (CPU_ISSET(cpu, &set))
-            (found++ ? b : a)[0] = cpu;
-    return found == 2;
-}
 
 static bool among(void *const *set, size_t n, const void *p)
 {
@@ -62,9 +47,11 @@ static void *allocate_on_a(void *arg)
     return NULL;
 }
 
+static void *got[LOOK_ON_A];
+
 static void *look_on_a(void *arg)
 {
-    void **got = arg;
+    (void)arg;
     REQUIRE(pin_to_cpu(cpu_a));
     for (size_t n = 0; n < LOOK_ON_A; n++) {
         REQUIRE((got[n] = malloc(SIZE)) != NULL);
@@ -74,13 +61,6 @@ static void *look_on_a(void *arg)
     return NULL;
 }
 
-static void run_thread(void *(*body)(void *), void *arg)
-{
-    pthread_t thread;
-    REQUIRE(pthread_create(&thread, NULL, body, arg) == 0);
-    REQUIRE(pthread_join(thread, NULL) == 0);
-}
-
 int main(void)
 {
     if (!corealloc_active()) {
@@ -88,12 +68,14 @@ int main(void)
         return 77;
     }
     const char *(*frontend)(void) = (const char *(*)(void))corealloc_symbol("corealloc_frontend");
-    int b;
-    if (strcmp(frontend(), "rseq") != 0 || !two_cpus(&cpu_a, &b) || !pin_to_cpu(b)) {
+    int cpus[2];
+    if (strcmp(frontend(), "rseq") != 0 || !first_two_cpus(cpus) || !pin_to_cpu(cpus[1])) {
         puts("needs the per-CPU front end and two CPUs: skipped");
         return 77;
     }
-    run_thread(allocate_on_a, NULL);
+    cpu_a = cpus[0];
+    int b = cpus[1];
+    run_threads(1, allocate_on_a);
     void **from_a = &blocks[WARM - FREED_ON_B];
     first = from_a[0];
     free(first);
@@ -105,8 +87,7 @@ int main(void)
     for (size_t i = 1; i < FREED_ON_B; i++)
         free(from_a[i]);
 
-    static void *got[LOOK_ON_A];
-    run_thread(look_on_a, got);
+    run_threads(1, look_on_a);
     printf("%zu of the %d blocks freed on CPU %d came back to CPU %d within %d allocations\n", back,
            FREED_ON_B, b, cpu_a, LOOK_ON_A);
     CHECK_MSG(back > 0, "no block freed on CPU %d came back to CPU %d, which cut them", b, cpu_a);
