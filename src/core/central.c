@@ -397,25 +397,47 @@ static struct batch *parked_batch(struct central *ce, unsigned cls, struct lane 
     return lane_steal(lane, index, lanes_in_use(), sizeof(struct lane_row));
 }
 
+/* Up to `most` parked batches into out (see parked_batch), the first taken
+ * (its lane's newest) last, so that it goes out first; returns how many
+ * objects. 0 when none is parked, or when the caller is to cut with the
+ * lock it took (*locked). */
+static unsigned take_parked(struct central *ce, unsigned cls, void **out, unsigned most, bool *locked)
+{
+    unsigned index = lane_index();
+    struct lane lane = lane_of(index, cls);
+    struct batch *taken[CENTRAL_MOVE_BATCHES];
+    unsigned nodes = 0, objects = 0;
+    for (struct batch *b = parked_batch(ce, cls, lane, index, locked); b;
+         b = nodes < most ? lane_take(lane) : NULL) {
+        taken[nodes++] = b;
+        objects += b->count;
+    }
+    if (!nodes)
+        return 0;
+    lane_prefetch_next(lane, offsetof(struct batch, objects) + sc_info[cls].batch * sizeof(void *));
+    for (unsigned i = 0, at = objects; i < nodes; i++) {
+        struct batch *b = taken[i];
+        at -= b->count;
+        memcpy(out + at, b->objects, b->count * sizeof(void *));
+        if (b->filled_on == index)
+            prefetch_objects(out + at, b->count);
+        batchpool_put(b);
+    }
+    count_one(&ce->refills);
+    return objects;
+}
+
 unsigned central_alloc(unsigned cls, void **out, unsigned n)
 {
     struct central *ce = &classes[cls];
-    unsigned got = 0;
+    unsigned got = 0, batch = sc_info[cls].batch;
     bool locked = false;
-    if (n == sc_info[cls].batch) {
-        unsigned index = lane_index();
-        struct lane lane = lane_of(index, cls);
-        struct batch *b = parked_batch(ce, cls, lane, index, &locked);
-        if (b) {
-            lane_prefetch_next(lane, offsetof(struct batch, objects) + n * sizeof(void *));
-            memcpy(out, b->objects, b->count * sizeof(void *));
-            got = b->count;
-            if (b->filled_on == index)
-                prefetch_objects(out, got);
-            batchpool_put(b);
-            count_one(&ce->refills);
+    CA_ASSERT(n <= CENTRAL_MOVE_BATCHES * SC_BATCH_MAX);
+    if (n >= batch && n % batch == 0) {
+        unsigned most = n / batch;
+        got = take_parked(ce, cls, out, most < CENTRAL_MOVE_BATCHES ? most : CENTRAL_MOVE_BATCHES, &locked);
+        if (got)
             return got;
-        }
     }
     if (!locked)
         lock_acquire(&ce->lock);
@@ -495,22 +517,25 @@ static void free_on_lane(unsigned cls, void *const *objs, unsigned n, unsigned i
     struct central *ce = &classes[cls];
     count_one(&ce->spills);
     struct lane lane = lane_of(lane_at, cls);
-    bool parks = n == sc_info[cls].batch && opt_free_blocks_wait();
+    unsigned batch = sc_info[cls].batch, parked = 0;
+    bool parks = n % batch == 0 && n <= CENTRAL_MOVE_BATCHES * batch && opt_free_blocks_wait();
     if (parks && stack_depth(lane.chains) >= ce->parked_limit && lock_try(&ce->lock)) {
         spill_to_superblocks(ce, cls, objs, n, true);
         return;
     }
-    struct batch *b = parks ? batchpool_get() : NULL;
-    if (b) {
-        memcpy(b->objects, objs, n * sizeof(void *));
-        b->count = (uint16_t)n;
+    uint32_t chain = chain_batches(cls);
+    for (struct batch *b; parks && parked < n && (b = batchpool_get()); parked += batch) {
+        memcpy(b->objects, objs + parked, batch * sizeof(void *));
+        b->count = (uint16_t)batch;
         b->filled_on = (uint16_t)index;
-        uint32_t chain = chain_batches(cls);
         lane_put(lane, b, chain - 1, chain);
+    }
+    if (parked) {
         footprint_wake_purger();
         shed_batches(ce, cls, lane);
-    } else
-        spill_to_superblocks(ce, cls, objs, n, false);
+    }
+    if (parked < n) /* not whole batches, or out of nodes */
+        spill_to_superblocks(ce, cls, objs + parked, n - parked, false);
 }
 
 void central_free(unsigned cls, void *const *objs, unsigned n)

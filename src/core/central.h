@@ -12,13 +12,21 @@
 #include "platform/os.h"
 
 void central_init(void);
+/* Most batches of a class one call below moves: a cache whose stack holds
+ * many batches moves several at once, so a class that streams through it
+ * pays one call (and one cut or return under the lock) per few batches. */
+#define CENTRAL_MOVE_BATCHES 4u
 /* Fills out[0..n) with up to n free objects of cls; returns how many (0 only
- * when out of memory). Callers hand out[got - 1] out first and stack the
- * rest, the last on top: blocks cut from superblocks are listed highest
- * address first, so they go out lowest first. */
+ * when out of memory). With n a multiple of the class batch, up to n/batch
+ * parked batches, or n objects cut from superblocks when none is parked.
+ * Callers hand out[got - 1] out first and stack the rest, the last on top:
+ * the batch parked last goes out first, and blocks cut from superblocks are
+ * listed highest address first, so they go out lowest first. */
 unsigned central_alloc(unsigned cls, void **out, unsigned n);
-/* Takes back n objects of cls. Non-blocking when n is the class batch
- * (parked, or sent back to the superblocks when the class lock is free). */
+/* Takes back n objects of cls. Non-blocking when n is a multiple of the
+ * class batch, up to CENTRAL_MOVE_BATCHES of them (parked a batch each,
+ * objs[n - 1] in the batch parked last, or sent back to the superblocks
+ * when the class lock is free). */
 void central_free(unsigned cls, void *const *objs, unsigned n);
 /* The same for objects freed on a CPU that does not cut their superblock:
  * parked on the lane of the CPU that cuts the superblock of sample (one of

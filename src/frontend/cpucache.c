@@ -270,9 +270,20 @@ static unsigned count_miss_here(bool empty)
     return id;
 }
 
+/* The objects a miss of cls on id moves to or from the central layer: a
+ * batch, or several when the stack holds twice as many (a stack grows
+ * only for a class that misses often), so that a class streaming through
+ * the cache pays the slow path once per few batches, while the stack stays
+ * at least half empty after a refill and half full after a spill. */
+static unsigned objects_to_move(unsigned id, unsigned cls)
+{
+    unsigned batch = sc_info[cls].batch, fit = cache_capacity(slab_of(id), cls) / (2 * batch);
+    return batch * (fit < 1 ? 1 : fit > CENTRAL_MOVE_BATCHES ? CENTRAL_MOVE_BATCHES : fit);
+}
+
 void *cpucache_alloc_slow(unsigned cls)
 {
-    void *batch[SC_BATCH_MAX];
+    void *batch[CENTRAL_MOVE_BATCHES * SC_BATCH_MAX];
     if (!rseq_thread_ready()) /* cannot happen with glibc's registration */
         return central_alloc(cls, batch, 1) ? batch[0] : NULL;
     void *p;
@@ -281,7 +292,7 @@ void *cpucache_alloc_slow(unsigned cls)
 empty:;
     unsigned id = count_miss_here(true);
     grow_capacity(id, cls);
-    unsigned got = central_alloc(cls, batch, sc_info[cls].batch);
+    unsigned got = central_alloc(cls, batch, objects_to_move(id, cls));
     if (!got)
         return NULL;
     /* One for the caller, the rest for this CPU's cache, or (when they do
@@ -295,11 +306,11 @@ void cpucache_free_slow(void *p, unsigned cls)
 {
     if (rseq_thread_ready()) {
         unsigned id = count_miss_here(false);
-        /* A batch off the top of the full stack goes to the central layer,
-         * and p takes its place, unless the stack gets room. */
+        /* Batches off the top of the full stack go to the central layer,
+         * and p takes their place, unless the stack gets room. */
         if (!outgrow_nursery(id, cls)) {
-            void *batch[SC_BATCH_MAX];
-            unsigned got = arch_slab_pop_batch(SECTION_ARGS, cls, batch, sc_info[cls].batch);
+            void *batch[CENTRAL_MOVE_BATCHES * SC_BATCH_MAX];
+            unsigned got = arch_slab_pop_batch(SECTION_ARGS, cls, batch, objects_to_move(id, cls));
             if (got)
                 central_free(cls, batch, got);
         }

@@ -1,5 +1,6 @@
 /* The central layer under contention: threads take and return objects in
- * full batches (the lock-free stack) and odd counts (the superblock path).
+ * full batches, one or several at a time (the lock-free stacks), and odd
+ * counts (the superblock path).
  * Every object taken is tagged with its holder by an atomic exchange on its
  * first word, so an object handed to two holders at once is caught; counts
  * in and out must balance; trimming returns the superblocks. A cut takes
@@ -26,7 +27,7 @@
 
 #define THREADS 8
 #define ROUNDS 20000
-#define HELD_MAX 256
+#define HELD_MAX (CENTRAL_MOVE_BATCHES * SC_BATCH_MAX)
 
 static const unsigned test_classes[] = {0, 17, 40, SC_COUNT - 1};
 
@@ -55,13 +56,17 @@ static void *worker(void *arg)
     struct rng rng = rng_seeded(tag);
     for (int r = 0; r < ROUNDS; r++) {
         unsigned cls = test_classes[rng_below(&rng, sizeof test_classes / sizeof test_classes[0])];
-        unsigned batch = sc_info[cls].batch;
-        unsigned n = rng_below(&rng, 3) ? batch : 1 + (unsigned)rng_below(&rng, batch);
+        unsigned batch = sc_info[cls].batch, kind = (unsigned)rng_below(&rng, 4);
+        unsigned n = kind == 0 ? 1 + (unsigned)rng_below(&rng, batch)
+                   : kind == 1 ? batch * (2 + (unsigned)rng_below(&rng, CENTRAL_MOVE_BATCHES - 1))
+                               : batch;
         unsigned got = central_alloc(cls, held, n);
-        CHECK_MSG(got == n, "central_alloc gave %u of %u", got, n);
+        /* Several batches come as many as are parked, or as a cut takes
+         * (a quarter of what the class has out: maybe fewer than asked). */
+        CHECK_MSG(n > batch ? got > 0 && got <= n : got == n, "central_alloc gave %u of %u", got, n);
         take(tag, held, got);
-        if (got == batch && rng_below(&rng, 2)) {
-            give_back(tag, cls, held, batch);
+        if (got % batch == 0 && kind != 0 && rng_below(&rng, 2)) {
+            give_back(tag, cls, held, got);
         } else {
             for (unsigned i = 0; i < got; i++)
                 give_back(tag, cls, &held[i], 1);
@@ -235,6 +240,36 @@ static void test_own_returns_before_stealing(unsigned cls)
     REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
 }
 
+/* Several batches in one call: parked a batch each, the last given on top,
+ * and taken back in one call as the very same sequence (the batch parked
+ * last goes out first, from the end of the array, as a cache's stack pops
+ * it); asked for more than are parked, a call takes what is parked. Stays
+ * on one CPU, whose lane is the class's only one in use. */
+static void test_several_batches_in_one_move(unsigned cls)
+{
+    enum { MOVE = CENTRAL_MOVE_BATCHES };
+    static void *objs[MOVE * SC_BATCH_MAX], *again[MOVE * SC_BATCH_MAX];
+    cpu_set_t before;
+    REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
+    REQUIRE(pin_to_this_cpu());
+    REQUIRE_MSG(batches_parked(cls) == 0, "class %u was used before the test", cls);
+    unsigned batch = sc_info[cls].batch, n = MOVE * batch;
+    take_blocks(cls, objs, n);
+    central_free(cls, objs, n);
+    CHECK_EQ(batches_parked(cls), MOVE);
+    CHECK_EQ(central_alloc(cls, again, n), n);
+    unsigned moved = 0;
+    for (unsigned i = 0; i < n; i++)
+        moved += again[i] != objs[i];
+    CHECK_MSG(moved == 0, "class %u: %u of %u objects came back elsewhere in the sequence", cls, moved, n);
+    CHECK_EQ(batches_parked(cls), 0);
+    central_free(cls, again, 2 * batch);
+    CHECK_EQ(batches_parked(cls), 2);
+    CHECK_EQ(central_alloc(cls, again, n), 2 * batch);
+    central_free(cls, again, n);
+    REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
+}
+
 /* Blocks going back to their superblocks, some of them twice: each second
  * time is reported and changes nothing, also when the first emptied the
  * superblock and released it (releasing it again would list it twice).
@@ -278,6 +313,8 @@ int main(void)
     test_past_the_limit_back_in_address_order(sc_of(64));
     test_freed_twice_back_to_superblock(sc_of(16384));
     test_own_returns_before_stealing(sc_of(256));
+    test_several_batches_in_one_move(sc_of(96));
+    test_several_batches_in_one_move(sc_of(3072));
     for (unsigned i = 0; i < sizeof test_classes / sizeof test_classes[0]; i++)
         central_hold_until_whole_batches(test_classes[i]);
     struct central_class_stats before[SC_COUNT], after;

@@ -6,20 +6,11 @@
  * the purger off (it would drain the idle cache and blur the picture). */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "check.h"
 #include "memory.h"
 #include "pinning.h"
 #include "probe.h"
-
-/* The central refills of the class of `size` bytes so far. */
-static long long refills_of(size_t size)
-{
-    char cls[32];
-    snprintf(cls, sizeof cls, "{\"size\":%zu,", size);
-    return stats_number_in(cls, "refills");
-}
 
 /* Rounds of allocating `count` blocks of `size`, then freeing them. */
 static void cycle(size_t size, unsigned count, unsigned rounds)
@@ -36,23 +27,21 @@ static void cycle(size_t size, unsigned count, unsigned rounds)
 
 int main(int argc, char **argv)
 {
-    if (!corealloc_active() || stats_number("caches") == 0) {
-        puts("no per-CPU caches here: nothing to check");
-        return 77;
-    }
+    skip_without_cpu_caches();
     REQUIRE(pin_to_this_cpu());
     size_t budget = (size_t)(argc > 1 ? atoi(argv[1]) : 256) << 10;
     /* Three quarters of the budget in 64-byte blocks, then in 128-byte
      * ones: either fits alone, not both. */
     unsigned small = (unsigned)(budget * 3 / 4 / 64), large = (unsigned)(budget * 3 / 4 / 128);
     cycle(64, small, 20);
-    long long settled = refills_of(64);
+    long long settled = class_transfers(64, "refills");
     cycle(64, small, 5);
-    CHECK_MSG(refills_of(64) - settled <= 5, "64-byte blocks still refill: %lld", refills_of(64) - settled);
+    long long again = class_transfers(64, "refills") - settled;
+    CHECK_MSG(again <= 5, "64-byte blocks still refill: %lld", again);
     cycle(128, large, 40);
-    long long before = refills_of(128);
+    long long before = class_transfers(128, "refills");
     cycle(128, large, 5);
-    long long late = refills_of(128) - before;
+    long long late = class_transfers(128, "refills") - before;
     printf("budget %zu KiB: 128-byte refills in the last 5 rounds of %u blocks: %lld\n", budget >> 10, large,
            late);
     CHECK_MSG(late <= 5, "the second class never got the idle class's capacity: %lld refills", late);

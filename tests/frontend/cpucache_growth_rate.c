@@ -14,14 +14,6 @@
 #include "pinning.h"
 #include "probe.h"
 
-/* The central refills of the class of `size` bytes so far. */
-static long long refills_of(size_t size)
-{
-    char cls[32];
-    snprintf(cls, sizeof cls, "{\"size\":%zu,", size);
-    return stats_number_in(cls, "refills");
-}
-
 static void pause_ms(void)
 {
     struct timespec ms = {0, 1000000};
@@ -48,22 +40,19 @@ static void rounds(size_t size, unsigned count, unsigned n, int slowly)
 
 int main(void)
 {
-    if (!corealloc_active() || stats_number("caches") == 0) {
-        puts("no per-CPU caches here: nothing to check");
-        return 77;
-    }
+    skip_without_cpu_caches();
     REQUIRE(pin_to_this_cpu());
     /* Four batches of each class (at most 64 objects a batch): past its
      * first room whichever way the stack starts. */
     const unsigned count = 256;
     rounds(96, count, 10, 1);
-    long long before = refills_of(96);
+    long long before = class_transfers(96, "refills");
     rounds(96, count, 10, 1);
-    long long slow = refills_of(96) - before;
+    long long slow = class_transfers(96, "refills") - before;
     rounds(112, count, 10, 0);
-    before = refills_of(112);
+    before = class_transfers(112, "refills");
     rounds(112, count, 10, 0);
-    long long fast = refills_of(112) - before;
+    long long fast = class_transfers(112, "refills") - before;
     printf("refills in 10 rounds of %u blocks: missing a millisecond apart %lld, back to back %lld\n", count, slow,
            fast);
     CHECK_MSG(slow >= 10, "a class that missed a millisecond apart grew: %lld refills in 10 rounds", slow);

@@ -148,10 +148,7 @@ int main(int argc, char **argv)
         execv("/proc/self/exe", argv);
         REQUIRE_MSG(false, "cannot re-run pinned");
     }
-    if (!corealloc_active() || stats_number("caches") <= 0) {
-        puts("no per-CPU caches here: nothing to check");
-        return 77;
-    }
+    skip_without_cpu_caches();
     unsigned ids = (unsigned)stats_number("caches");
     int first = sched_getcpu(), second = atoi(getenv(PINNED_ENV));
     void *volatile mark = malloc(16); /* freed on this CPU: its slab holds the pointer */

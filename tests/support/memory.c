@@ -97,6 +97,21 @@ long long stats_number(const char *key)
     return stats_number_in(NULL, key);
 }
 
+void skip_without_cpu_caches(void)
+{
+    if (!corealloc_active() || stats_number("caches") <= 0) {
+        puts("no per-CPU caches here: nothing to check");
+        exit(77);
+    }
+}
+
+long long class_transfers(size_t size, const char *direction)
+{
+    char cls[32];
+    snprintf(cls, sizeof cls, "{\"size\":%zu,", size);
+    return stats_number_in(cls, direction);
+}
+
 unsigned thread_count(void)
 {
     static char status[8192];

@@ -35,6 +35,11 @@ long long stats_number(const char *key);
 /* The same, for the first key after the text object (an entry of a list,
  * say "{\"size\":64,"); NULL: anywhere. */
 long long stats_number_in(const char *object, const char *key);
+/* Exits with 77 (a skipped test) unless corealloc runs with per-CPU caches. */
+void skip_without_cpu_caches(void);
+/* The central layer's refills (or spills) of the class of size bytes so
+ * far: calls that moved objects, each a batch or more. */
+long long class_transfers(size_t size, const char *direction);
 /* Threads in this process (Threads: of /proc/self/status). */
 unsigned thread_count(void);
 /* Polls until rss_bytes() <= limit or timeout_ms passed; returns the last
