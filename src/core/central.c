@@ -403,6 +403,7 @@ static struct batch *parked_batch(struct central *ce, unsigned cls, struct lane 
  * lock it took (*locked). */
 static unsigned take_parked(struct central *ce, unsigned cls, void **out, unsigned most, bool *locked)
 {
+    most = most < CENTRAL_MOVE_BATCHES ? most : CENTRAL_MOVE_BATCHES;
     unsigned index = lane_index();
     struct lane lane = lane_of(index, cls);
     struct batch *taken[CENTRAL_MOVE_BATCHES];
@@ -432,13 +433,8 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     struct central *ce = &classes[cls];
     unsigned got = 0, batch = sc_info[cls].batch;
     bool locked = false;
-    CA_ASSERT(n <= CENTRAL_MOVE_BATCHES * SC_BATCH_MAX);
-    if (n >= batch && n % batch == 0) {
-        unsigned most = n / batch;
-        got = take_parked(ce, cls, out, most < CENTRAL_MOVE_BATCHES ? most : CENTRAL_MOVE_BATCHES, &locked);
-        if (got)
-            return got;
-    }
+    if (n >= batch && n % batch == 0 && (got = take_parked(ce, cls, out, n / batch, &locked)))
+        return got;
     if (!locked)
         lock_acquire(&ce->lock);
     n = cut_allowance(ce, cls, n);
@@ -518,7 +514,7 @@ static void free_on_lane(unsigned cls, void *const *objs, unsigned n, unsigned i
     count_one(&ce->spills);
     struct lane lane = lane_of(lane_at, cls);
     unsigned batch = sc_info[cls].batch, parked = 0;
-    bool parks = n % batch == 0 && n <= CENTRAL_MOVE_BATCHES * batch && opt_free_blocks_wait();
+    bool parks = n % batch == 0 && opt_free_blocks_wait();
     if (parks && stack_depth(lane.chains) >= ce->parked_limit && lock_try(&ce->lock)) {
         spill_to_superblocks(ce, cls, objs, n, true);
         return;

@@ -18,15 +18,15 @@ void central_init(void);
 #define CENTRAL_MOVE_BATCHES 4u
 /* Fills out[0..n) with up to n free objects of cls; returns how many (0 only
  * when out of memory). With n a multiple of the class batch, up to n/batch
- * parked batches, or n objects cut from superblocks when none is parked.
+ * parked batches (CENTRAL_MOVE_BATCHES at most), or n objects cut from
+ * superblocks when none is parked.
  * Callers hand out[got - 1] out first and stack the rest, the last on top:
  * the batch parked last goes out first, and blocks cut from superblocks are
  * listed highest address first, so they go out lowest first. */
 unsigned central_alloc(unsigned cls, void **out, unsigned n);
 /* Takes back n objects of cls. Non-blocking when n is a multiple of the
- * class batch, up to CENTRAL_MOVE_BATCHES of them (parked a batch each,
- * objs[n - 1] in the batch parked last, or sent back to the superblocks
- * when the class lock is free). */
+ * class batch (parked a batch each, objs[n - 1] in the batch parked last,
+ * or sent back to the superblocks when the class lock is free). */
 void central_free(unsigned cls, void *const *objs, unsigned n);
 /* The same for objects freed on a CPU that does not cut their superblock:
  * parked on the lane of the CPU that cuts the superblock of sample (one of

@@ -10,7 +10,6 @@
 #include "check.h"
 #include "memory.h"
 #include "pinning.h"
-#include "probe.h"
 
 /* Rounds of allocating `count` blocks of `size`, then freeing them. */
 static void cycle(size_t size, unsigned count, unsigned rounds)

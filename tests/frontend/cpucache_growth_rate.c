@@ -12,7 +12,6 @@
 #include "check.h"
 #include "memory.h"
 #include "pinning.h"
-#include "probe.h"
 
 static void pause_ms(void)
 {

@@ -22,7 +22,6 @@
 #include "check.h"
 #include "memory.h"
 #include "pinning.h"
-#include "probe.h"
 
 #define PINNED_ENV "CPUCACHE_LAZY_SLABS_SECOND_CPU"
 

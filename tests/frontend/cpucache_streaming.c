@@ -9,7 +9,6 @@
 #include "check.h"
 #include "memory.h"
 #include "pinning.h"
-#include "probe.h"
 
 #define SIZE 64
 #define BATCH 64 /* objects a batch of 64-byte blocks holds */
