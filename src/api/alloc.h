@@ -77,8 +77,9 @@ static inline void *alloc_malloc(size_t size)
 
 static inline void alloc_free(void *p)
 {
-    uintptr_t cls = ((uintptr_t)p >> ZONE_SHIFT) - frontend_layout.zone_index;
-    if (__builtin_expect(cls < SC_COUNT, 1)) {
+    uintptr_t tile = ((uintptr_t)p - frontend_layout.zone_base) >> ZONE_TILE_SHIFT;
+    if (__builtin_expect(tile < ZONE_TILES, 1)) {
+        uintptr_t cls = tile % ZONE_ROW_TILES; /* a column past SC_COUNT has no superblock: its bound is 0 */
         const struct zone_fast_entry *entry = zone_fast_entry_of((uintptr_t)p);
         if (__builtin_expect(!sb_zone_free_fast_at(entry, (uintptr_t)p), 0) ||
             __builtin_expect(block_maybe_marked_free(p) && block_marked_free(p), 0))
@@ -94,7 +95,10 @@ static inline void alloc_free(void *p)
         frontend_free_foreign(p, (unsigned)cls);
         return;
     suspect:
-        alloc_free_checked(p, (unsigned)cls, "free");
+        if (cls < SC_COUNT)
+            alloc_free_checked(p, (unsigned)cls, "free");
+        else
+            alloc_free_slow(p);
         return;
     }
     alloc_free_slow(p);

@@ -627,7 +627,14 @@ unsigned sb_give_run(struct superblock *sb, void *const *objs, unsigned n)
     uint64_t word = 0;
     unsigned cursor = sb->cursor, given = 0;
     while (given < n) {
-        uintptr_t addr = (uintptr_t)objs[given], index = sc_index_by_recip(recip, addr - start);
+        uintptr_t addr = (uintptr_t)objs[given];
+        /* Tested, not left to the index: the multiplication by the
+         * reciprocal wraps for offsets past the superblock, and a block of
+         * another superblock of the class a multiple of 128 MiB away (the
+         * same tile column, rows apart) would map to a block of this one. */
+        if (addr - start >= SB_SIZE)
+            break;
+        uintptr_t index = sc_index_by_recip(recip, addr - start);
         if (index >= carved)
             break;
         if (index / 64 != w) {

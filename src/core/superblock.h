@@ -1,5 +1,5 @@
 /* Superblocks: SB_SIZE-aligned runs of headerless blocks of one class. The
- * descriptor lives out of band: at a computed address in the class zone, or
+ * descriptor lives out of band: at a computed address in the zones, or
  * (for superblocks mapped on their own) behind the page map. Which blocks
  * are in the superblock is a bitmap beside it (seed 001's PALLOC): blocks are
  * taken lowest address first, and giving one back touches only the bitmap,
@@ -24,38 +24,24 @@ enum sb_residency {
     SB_UNMAPPED /* address space short: mapped again (zeros) when reused */
 };
 
-/* The guard words read zero, always: the first descriptors of a zone lie
- * in its fast-entry page, over the entries of the slots before the
- * zone's first superblock (zone.h), and there a guard is what the free
- * fast path reads as the entry's bound (0: nothing is admitted). */
 struct superblock {
     struct superblock *next; /* on the class's partial or empty list */
-    uint32_t guard0;
+    struct superblock *prev;
+    uintptr_t start;
+    uint64_t holes;       /* in use: bit i set when page i went back to the OS (all its blocks free) */
+    uint32_t empty_since; /* when it was emptied, in units of SB_CLOCK_SHIFT ns (wraps) */
     uint16_t carved; /* one past the highest block handed out (lowered when the free top goes back) */
     uint16_t used;   /* blocks outside the superblock (caches, central, user) */
-    struct superblock *prev;
-    uint32_t guard1;
-    uint8_t cls;
-    uint8_t list;      /* enum sb_list */
-    uint8_t zoned;     /* lives in its class zone: the address gives the class */
-    uint8_t residency; /* enum sb_residency */
-    uintptr_t start;
-    uint32_t guard2;
-    uint32_t empty_since; /* when it was emptied, in units of SB_CLOCK_SHIFT ns (wraps) */
-    uint64_t holes;       /* in use: bit i set when page i went back to the OS (all its blocks free) */
-    uint32_t guard3;
     uint16_t cursor; /* no set bit below this bitmap word */
     uint16_t cut_by; /* 1 + the lane of the CPU that cuts from it (central.c), or 0 */
-};
+    uint8_t cls;
+    uint8_t list;      /* enum sb_list */
+    uint8_t zoned;     /* lives in its class's tiles: the address gives the class */
+    uint8_t residency; /* enum sb_residency */
+} __attribute__((aligned(ZONE_DESCRIPTOR_BYTES)));
 #define SB_CLOCK_SHIFT 20 /* about a millisecond */
 _Static_assert(SB_SIZE / SC_MIN_SIZE <= UINT16_MAX && SC_COUNT <= UINT8_MAX, "carved, used and cls fit");
 _Static_assert(sizeof(struct superblock) == ZONE_DESCRIPTOR_BYTES, "one cache line; zone arithmetic");
-_Static_assert(offsetof(struct superblock, guard0) == 8 + 0 * sizeof(struct zone_fast_entry) &&
-                   offsetof(struct superblock, guard1) == 8 + 1 * sizeof(struct zone_fast_entry) &&
-                   offsetof(struct superblock, guard2) == 8 + 2 * sizeof(struct zone_fast_entry) &&
-                   offsetof(struct superblock, guard3) == 8 + 3 * sizeof(struct zone_fast_entry) &&
-                   offsetof(struct zone_fast_entry, bound) == 8,
-               "each guard lies where an entry's bound would");
 
 void sb_init(void);
 /* The superblock holding addr, or NULL when addr is not in one. */
@@ -88,8 +74,9 @@ void sb_route_foreign_frees(void);
 /* Records that the CPU of lane cuts from sb (cut_by, and the fast entry's
  * local ids). Class lock held. */
 void sb_set_cutter(struct superblock *sb, unsigned lane);
-/* Which of its blocks (below carved) are in the superblock: beside it in
- * its zone, or right after the descriptor of one mapped on its own. */
+/* Which of its blocks (below carved) are in the superblock: in its class's
+ * first tile or bitmap area (zone.c), or right after the descriptor of one
+ * mapped on its own. */
 uint64_t *sb_bitmap(const struct superblock *sb);
 /* Takes up to n blocks out of sb into out[], lowest addresses first,
  * marked free (core/block_mark.h). */
@@ -113,7 +100,7 @@ enum block_state {
  * racing with the block's superblock. */
 enum block_state sb_block_state(uintptr_t addr, unsigned cls);
 
-/* The free fast path's check, inline: addr, in a class zone, is the
+/* The free fast path's check, inline: addr, in a class's tile, is the
  * start of a block of a zone superblock in use, among those handed out
  * (below carved), below the lowest page given back. Then a block without
  * the free mark is the program's: every free block there was marked when
@@ -121,7 +108,7 @@ enum block_state sb_block_state(uintptr_t addr, unsigned cls);
  * superblock's fast entry: the class's start multiplier and the bound
  * (start keys below it: that many blocks times start_step while in use,
  * else 0);
- * false sends the free to a closer look (sb_block_state). A zone's fast
+ * false sends the free to a closer look (sb_block_state). The fast
  * entries are mapped whole: the entry of a slot no superblock used reads
  * 0. The _at form takes addr's entry (zone_fast_entry_of), for a caller
  * that reads more of it. */

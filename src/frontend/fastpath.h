@@ -19,8 +19,9 @@
  * size-class zones are. */
 struct frontend_layout {
     struct slab_layout sections; /* first: the sections address it as frontend_layout */
-    uintptr_t zone_index; /* the zone region's base >> ZONE_SHIFT: a pointer's class is
-                           * (p >> ZONE_SHIFT) - zone_index when below SC_COUNT */
+    uintptr_t zone_base; /* the zone region's base: a pointer's tile is
+                          * (p - zone_base) >> ZONE_TILE_SHIFT when below ZONE_TILES,
+                          * its class the tile's column (core/zone.h) */
 };
 extern INTERNAL_DATA struct frontend_layout frontend_layout;
 

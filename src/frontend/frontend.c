@@ -18,7 +18,7 @@ static const uint64_t stopped_slab[2 * SLAB_HEADER_SLOTS] __attribute__((aligned
 
 struct frontend_layout frontend_layout __attribute__((aligned(64))) = {
     .sections = {.area_off = ARCH_PREINIT_AREA_OFFSET, .slabs = (uintptr_t)stopped_slab},
-    .zone_index = ZONE_NO_REGION >> ZONE_SHIFT,
+    .zone_base = ZONE_NO_REGION,
 };
 
 bool frontend_verify_free(void *p, unsigned cls, const char *call)
@@ -38,7 +38,7 @@ full:
 static void init_shared(cache_holds_fn *holds)
 {
     cache_layout_init(holds);
-    __atomic_store_n(&frontend_layout.zone_index, zone_region_base >> ZONE_SHIFT, __ATOMIC_RELAXED);
+    __atomic_store_n(&frontend_layout.zone_base, zone_region_base, __ATOMIC_RELAXED);
 }
 
 #if defined(COREALLOC_ABLATION)

@@ -32,6 +32,7 @@ enum lock_rank {
     LOCK_RANK_HEAP,    /* the page heap: waits for the page map and metadata */
     LOCK_RANK_NODES,   /* the pool of batch nodes: waits for nothing */
     LOCK_RANK_CHUNKS,  /* superblocks mapped outside the zones: waits for the page map, metadata */
+    LOCK_RANK_ZONE_ROWS, /* mapping the zone rows' descriptors: waits for nothing */
     LOCK_RANK_PAGEMAP, /* growing the page map: waits for nothing */
     LOCK_RANK_META,    /* metadata memory: waits for nothing */
 };

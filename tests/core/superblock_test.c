@@ -12,7 +12,8 @@
  * lowered carved, not as holes the blocks below it pay for.
  * Blocks never taken need no bit: a superblock's bitmap stays unwritten
  * until a block comes back (in a zone its page stays untouched however
- * many takes), and is clear again when it is reused.
+ * many takes), and is clear again when it is reused. A run given back
+ * ends at the first block of another superblock.
  * Run on the zones and on superblocks mapped on their own (the zones0
  * variant). */
 #include <stdint.h>
@@ -171,6 +172,38 @@ static void test_runs(void)
     CHECK(sb_give_run(sb, some + 94, 7) == 0 && sb->used == 0);
     sb->list = SB_LIST_NONE;
     sb_release_empty(sb);
+}
+
+/* A run given back stops at a block of another superblock of the class,
+ * however far away: with zones, nine superblocks of the 8-byte class reach
+ * the next row, 256 MiB on, where the block's offset from the first
+ * superblock, multiplied by the class's reciprocal, wraps to the index of
+ * one of the first superblock's own blocks. */
+static void test_run_stops_at_another_superblock(void)
+{
+    enum { SUPERBLOCKS = 9 };
+    unsigned tiny = sc_of(1);
+    struct superblock *sbs[SUPERBLOCKS];
+    void *taken[SUPERBLOCKS][8];
+    for (unsigned i = 0; i < SUPERBLOCKS; i++) {
+        sbs[i] = sb_acquire(tiny);
+        REQUIRE(sbs[i] != NULL);
+        CHECK_EQ(sb_take(sbs[i], taken[i], 8), 8);
+    }
+    for (unsigned i = 1; i < SUPERBLOCKS; i++) {
+        void *run[2] = {taken[0][5], taken[i][6]};
+        CHECK_MSG(sb_give_run(sbs[0], run, 2) == 1, "superblock %u: a run took a block %#lx bytes away", i,
+                  (unsigned long)(sbs[i]->start - sbs[0]->start));
+        CHECK_EQ(sb_block_state((uintptr_t)taken[0][6], tiny), BLOCK_HANDED_OUT);
+        CHECK_EQ(sb_block_state((uintptr_t)taken[i][6], tiny), BLOCK_HANDED_OUT);
+        void *again;
+        CHECK(sb_take(sbs[0], &again, 1) == 1 && again == taken[0][5]);
+    }
+    for (unsigned i = 0; i < SUPERBLOCKS; i++) {
+        CHECK_EQ(sb_give_run(sbs[i], taken[i], 8), 8);
+        CHECK_EQ(sbs[i]->used, 0);
+        sb_release_empty(sbs[i]);
+    }
 }
 
 static bool page_resident(const void *addr)
@@ -376,6 +409,7 @@ int main(void)
     if (!opt.secure) {
         test_bitmap_written_on_return();
         test_runs();
+        test_run_stops_at_another_superblock();
         test_free_top(); /* secure mode takes blocks at random: carved is no frontier there */
     }
     return check_status();

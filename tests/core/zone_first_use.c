@@ -1,11 +1,11 @@
 /* A class's first use maps its first superblocks and their bitmaps with
- * one mmap (the bitmaps of a zone's first superblocks live in the slot
- * before the first): the calls corealloc makes are counted (os_fault.h)
- * around the first malloc of classes nothing used before. And a class that
- * outgrows the bitmaps kept there (the 8-byte class: 64 superblocks, 16
- * MiB) goes on with bitmaps in its zone's bitmap area: blocks freed into
- * partly used superblocks and taken again, none handed out twice. Zones
- * only (skipped without). */
+ * one mmap (the bitmaps of a class's first superblocks live in the first
+ * slot of its first tile): the calls corealloc makes are counted
+ * (os_fault.h) around the first malloc of classes nothing used before. And
+ * a class that outgrows the bitmaps kept there (the 8-byte class: 64
+ * superblocks, 16 MiB, nine rows) goes on with bitmaps in its bitmap area:
+ * blocks freed into partly used superblocks, rows apart, and taken again,
+ * none handed out twice, none reported. Zones only (skipped without). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "check.h"
 #include "corealloc.h"
 #include "liveset.h"
+#include "memory.h"
 #include "os_fault.h"
 
 /* 70 superblocks of 8-byte blocks (32768 each): past the 64 whose bitmaps
@@ -79,6 +80,7 @@ static void past_near_bitmaps(void)
     for (unsigned i = 0; i < SMALL_BLOCKS; i++)
         free((void *)blocks[i]);
     free(blocks);
+    CHECK_MSG(stats_number("invalid_frees") == 0, "%lld frees reported invalid", stats_number("invalid_frees"));
 }
 
 int main(void)
