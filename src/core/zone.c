@@ -41,7 +41,7 @@ _Static_assert(ZONE_CLASS_SUPERBLOCKS <= UINT32_MAX, "indices fit");
 #define ROW_DESCRIPTOR_BYTES ((uintptr_t)ZONE_ROW_TILES * ZONE_TILE_SUPERBLOCKS * ZONE_DESCRIPTOR_BYTES)
 #define DESCRIPTOR_RUN_MAX 64u
 static lock_t rows_lock = LOCK_INIT;
-static uintptr_t descriptor_rows; /* rows below it have their descriptors mapped (rows_lock; read with acquire) */
+static uintptr_t descriptors_end; /* where the mapped descriptors end (rows_lock; read with acquire) */
 static uintptr_t large_next;
 
 static uintptr_t page_down(uintptr_t addr) { return addr & ~(uintptr_t)(OS_PAGE_SIZE - 1); }
@@ -61,6 +61,12 @@ static uintptr_t index_of(uintptr_t addr)
 static uintptr_t descriptor_address(uintptr_t addr)
 {
     return zone_region_base + ZONE_DESCRIPTORS_OFFSET + ((addr - zone_region_base) >> SB_SHIFT) * ZONE_DESCRIPTOR_BYTES;
+}
+
+/* Where the descriptors of row `row` begin. */
+static uintptr_t row_descriptors(uintptr_t row)
+{
+    return zone_region_base + ZONE_DESCRIPTORS_OFFSET + row * ROW_DESCRIPTOR_BYTES;
 }
 
 static size_t bitmap_stride(unsigned cls)
@@ -123,7 +129,7 @@ bool zone_init(bool enabled)
         zones[c].bitmap_stride = (sc_info[c].blocks + 63) / 64 * sizeof(uint64_t);
         zones[c].bitmaps_end = page_down(bitmap_in_area(c, FIRST_INDEX + near_bitmaps(c)));
     }
-    descriptor_rows = ZONE_FIRST_ROW + 1;
+    descriptors_end = row_descriptors(ZONE_FIRST_ROW + 1);
     large_next = base + ZONE_ROWS_SIZE;
     lock_register_for_fork(&rows_lock, LOCK_RANK_ZONE_ROWS);
     return true;
@@ -169,23 +175,16 @@ static bool map_up_to(uintptr_t *end, uintptr_t need)
  * DESCRIPTOR_RUN_MAX), or just those. */
 static bool map_descriptor_rows(uintptr_t rows)
 {
-    if (__atomic_load_n(&descriptor_rows, __ATOMIC_ACQUIRE) >= rows)
+    uintptr_t need = row_descriptors(rows);
+    if (__atomic_load_n(&descriptors_end, __ATOMIC_ACQUIRE) >= need)
         return true;
     lock_acquire(&rows_lock);
-    uintptr_t have = descriptor_rows, run = have - ZONE_FIRST_ROW;
+    uintptr_t end = descriptors_end, have = (end - row_descriptors(0)) / ROW_DESCRIPTOR_BYTES;
+    uintptr_t run = have - ZONE_FIRST_ROW;
     run = run < 1 ? 1 : run > DESCRIPTOR_RUN_MAX ? DESCRIPTOR_RUN_MAX : run;
-    uintptr_t want = have + run < rows ? rows : have + run > ZONE_ROWS ? ZONE_ROWS : have + run;
-    uintptr_t from = zone_region_base + ZONE_DESCRIPTORS_OFFSET + have * ROW_DESCRIPTOR_BYTES;
-    bool ok = have >= rows;
-    if (!ok) {
-        ok = os_map((want - have) * ROW_DESCRIPTOR_BYTES, from);
-        if (!ok && want > rows) {
-            want = rows;
-            ok = os_map((want - have) * ROW_DESCRIPTOR_BYTES, from);
-        }
-        if (ok)
-            __atomic_store_n(&descriptor_rows, want, __ATOMIC_RELEASE);
-    }
+    uintptr_t want = have + run > ZONE_ROWS ? ZONE_ROWS : have + run;
+    bool ok = map_up_to(&end, want > rows ? row_descriptors(want) : need) || map_up_to(&end, need);
+    __atomic_store_n(&descriptors_end, end, __ATOMIC_RELEASE);
     lock_release(&rows_lock);
     return ok;
 }

@@ -48,7 +48,7 @@ _Static_assert(ZONE_ROW_TILES == 1u << (ZONE_ROW_SHIFT - ZONE_TILE_SHIFT) && SC_
  * They are mapped whole at start-up (one mapping): the free fast path
  * reads the entry of any address that passes its range check. Then come
  * the descriptors, ZONE_DESCRIPTOR_BYTES per slot in the same order,
- * mapped a row at a time as rows come into use (struct superblock asserts
+ * mapped for runs of rows as rows come into use (struct superblock asserts
  * it fits), then an area of superblock bitmaps per class (but for its
  * first superblocks': those lie in the first slot of its first tile, see
  * zone.c). Rows from ZONE_FIRST_ROW on hold superblocks; the slots the

@@ -19,7 +19,7 @@
  * size-class zones are. */
 struct frontend_layout {
     struct slab_layout sections; /* first: the sections address it as frontend_layout */
-    uintptr_t zone_base; /* the zone region's base: a pointer's tile is
+    uintptr_t zone_base; /* zone_region_base, copied into this line: a pointer's tile is
                           * (p - zone_base) >> ZONE_TILE_SHIFT when below ZONE_TILES,
                           * its class the tile's column (core/zone.h) */
 };
