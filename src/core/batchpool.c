@@ -39,7 +39,11 @@ struct lane_stack {
     struct stack nodes;
     uint8_t last_found; /* singles only */
 } __attribute__((aligned(64)));
-static struct lane_stack lane_singles[LANES], lane_chains[LANES];
+/* A lane's two stacks side by side: a process on a few CPUs touches one
+ * page of the table. */
+static struct lane_row {
+    struct lane_stack singles, chains;
+} lanes[LANES];
 static lock_t pool_lock = LOCK_INIT; /* chunk list, mapping, releasing */
 static struct chunk *chunks;
 static struct chunk *carving; /* the chunk nodes were last carved from, or NULL */
@@ -80,7 +84,7 @@ static struct chunk *chunk_with_room(void)
 
 static struct lane lane_of(unsigned index)
 {
-    return (struct lane){ &lane_singles[index].nodes, &lane_chains[index].nodes, &lane_singles[index].last_found };
+    return (struct lane){ &lanes[index].singles.nodes, &lanes[index].chains.nodes, &lanes[index].singles.last_found };
 }
 
 /* Links nodes[0..n) into chains and puts those on the calling CPU's lane's
@@ -102,7 +106,7 @@ static void push_chains(struct batch *const *nodes, size_t n)
 /* A node from the lane of index, else from another lane. */
 static struct batch *take_node(struct lane lane, unsigned index)
 {
-    return lane_take_or_steal(lane, index, lanes_in_use(), sizeof(struct lane_stack));
+    return lane_take_or_steal(lane, index, lanes_in_use(), sizeof(struct lane_row));
 }
 
 struct batch *batchpool_get(void)
@@ -154,7 +158,7 @@ size_t batchpool_release(void)
      * chunk; a node in use elsewhere keeps its chunk resident. */
     struct batch *taken = NULL;
     for (unsigned i = 0; i < 2 * LANES; i++) {
-        struct stack *st = i < LANES ? &lane_singles[i].nodes : &lane_chains[i - LANES].nodes;
+        struct stack *st = i < LANES ? &lanes[i].singles.nodes : &lanes[i - LANES].chains.nodes;
         for (struct batch *b; (b = stack_pop(st));) {
             for (struct batch *rest = b->rest, *node = b; node; node = rest, rest = rest ? rest->next : NULL) {
                 node->next = taken;

@@ -20,7 +20,6 @@
  * hand-off counts are on lines of their own, written with plain
  * increments (a lost one is an approximation, not an error). */
 struct central {
-    uint32_t parked_limit; /* batches a lane's chains keep (see central_free) */
     _Alignas(64) uint64_t refills;
     _Alignas(64) uint64_t spills;
     uint64_t locked_spills; /* spills that took the lock (counted before the purger is woken) */
@@ -32,11 +31,14 @@ struct central {
     uint64_t superblocks;
     uint64_t blocks_out;
 } __attribute__((aligned(64)));
-/* Four cache lines a class: the first, read by every spill, is written at
- * start-up alone. */
-_Static_assert(sizeof(struct central) == 4 * 64, "a class's central structure is four lines");
+/* Three cache lines a class, untouched until the class is used: its lock
+ * is free as zeroed, and registering it for fork does not write it. */
+_Static_assert(sizeof(struct central) == 3 * 64, "a class's central structure is three lines");
 
 static struct central classes[SC_COUNT];
+/* Batches a lane's chains keep per class (see central_free): read by every
+ * spill, written at start-up alone. */
+static uint32_t parked_limits[SC_COUNT];
 
 /* A class's full batches are parked in lanes (core/batch.h): a CPU that
  * spills a class refills from its own batches first, and a CPU that runs
@@ -45,16 +47,23 @@ static struct central classes[SC_COUNT];
  * holds at most CHAIN_BYTES of objects and CHAIN_MOST batches (classes of
  * batches that large go straight into chains of one). One row of lanes
  * per lane index, a class's lane in it: its single nodes, its chains and
- * where it last found a chain in rows of their own. */
+ * where it last found a chain on lines of their own, and where its CPU cuts
+ * (cut_source, below). A lane's row is contiguous, so a process on a few
+ * CPUs touches a few pages of the table. */
 #define CHAIN_BYTES ((size_t)32 << 10)
 #define CHAIN_MOST 8u
 struct lane_row {
-    struct stack classes[SC_COUNT];
+    struct stack singles[SC_COUNT];
+    _Alignas(64) struct stack chains[SC_COUNT];
+    _Alignas(64) uint8_t last_found[SC_COUNT];
+    _Alignas(64) struct cut_source {
+        struct superblock *sb;
+        uintptr_t thread;  /* the thread that cut last */
+        uint64_t cut;      /* the class's cut count then */
+        uint64_t returned; /* blocks this CPU sent back to superblocks and has not cut since (central_alloc) */
+    } cut_sources[SC_COUNT];
 } __attribute__((aligned(64)));
-static struct lane_row lane_singles[LANES], lane_chains[LANES];
-static struct {
-    uint8_t classes[SC_COUNT];
-} __attribute__((aligned(64))) lane_last_found[LANES];
+static struct lane_row lanes[LANES];
 
 static uint32_t chain_batches(unsigned cls)
 {
@@ -66,13 +75,12 @@ static uint32_t chain_batches(unsigned cls)
  * nodes, from LANES on its chains. */
 static struct stack *lane_stack(unsigned i, unsigned cls)
 {
-    return i < LANES ? &lane_singles[i].classes[cls] : &lane_chains[i - LANES].classes[cls];
+    return i < LANES ? &lanes[i].singles[cls] : &lanes[i - LANES].chains[cls];
 }
 
 static struct lane lane_of(unsigned index, unsigned cls)
 {
-    return (struct lane){ &lane_singles[index].classes[cls], &lane_chains[index].classes[cls],
-                          &lane_last_found[index].classes[cls] };
+    return (struct lane){ &lanes[index].singles[cls], &lanes[index].chains[cls], &lanes[index].last_found[cls] };
 }
 
 static void count_one(uint64_t *counter)
@@ -95,8 +103,7 @@ static uint32_t parked_limit(unsigned cls)
 void central_init(void)
 {
     for (unsigned c = 0; c < SC_COUNT; c++) {
-        classes[c].parked_limit = parked_limit(c);
-        lock_reset(&classes[c].lock);
+        parked_limits[c] = parked_limit(c);
         lock_register_for_fork(&classes[c].lock, LOCK_RANK_CLASS);
     }
     batchpool_init();
@@ -146,13 +153,10 @@ static void partial_remove(struct central *ce, struct superblock *sb)
  * is done with the class, or waits): separate superblocks cost pages, and
  * only CPUs cutting side by side need them. Class lock held for a class's
  * entries. */
-struct cut_source {
-    struct superblock *sb;
-    uintptr_t thread; /* the thread that cut last */
-    uint64_t cut;     /* the class's cut count then */
-    uint64_t returned; /* blocks this CPU sent back to superblocks and has not cut since (central_alloc) */
-};
-static struct cut_source cut_sources[LANES][SC_COUNT];
+static struct cut_source *cut_source_of(unsigned lane, unsigned cls)
+{
+    return &lanes[lane].cut_sources[cls];
+}
 _Static_assert(LANES % 32 == 0, "a lane modulo 32 is its id's (sb_set_cutter)");
 #define CUT_IDLE 8u
 
@@ -162,10 +166,10 @@ _Static_assert(LANES % 32 == 0, "a lane modulo 32 is its id's (sb_set_cutter)");
  * counted: a CPU that mostly frees (a consumer's) would otherwise cut for
  * as long as it had been returning before it took a batch again. Class
  * lock held. */
-static void returned_here(const struct central *ce, unsigned cls, uint64_t n)
+static void returned_here(unsigned cls, uint64_t n)
 {
-    uint64_t *returned = &cut_sources[lane_index()][cls].returned;
-    uint64_t most = (uint64_t)ce->parked_limit * sc_info[cls].batch, now = *returned + n;
+    uint64_t *returned = &cut_source_of(lane_index(), cls)->returned;
+    uint64_t most = (uint64_t)parked_limits[cls] * sc_info[cls].batch, now = *returned + n;
     __atomic_store_n(returned, now < most ? now : most, __ATOMIC_RELAXED);
 }
 
@@ -175,7 +179,7 @@ static bool cut_by_other(const struct central *ce, const struct superblock *sb, 
 {
     if (!sb->cut_by || sb->cut_by == lane + 1u)
         return false;
-    const struct cut_source *other = &cut_sources[sb->cut_by - 1u][cls];
+    const struct cut_source *other = cut_source_of(sb->cut_by - 1u, cls);
     return other->sb == sb && other->thread != thread && ce->cuts - other->cut < CUT_IDLE;
 }
 
@@ -261,7 +265,7 @@ static struct superblock *cut_source(struct central *ce, unsigned cls)
 {
     unsigned lane = lane_index();
     uintptr_t thread = rseq_thread_token();
-    struct cut_source *mine = &cut_sources[lane][cls];
+    struct cut_source *mine = cut_source_of(lane, cls);
     struct superblock *sb = mine->sb;
     if (!sb || sb->list != SB_LIST_PARTIAL || sb->cls != cls || sb->cut_by != lane + 1u) {
         sb = partial_for(ce, cls, lane, thread);
@@ -269,8 +273,8 @@ static struct superblock *cut_source(struct central *ce, unsigned cls)
             sb = ce->partial;
         if (!sb)
             return NULL;
-        if (sb->cut_by && cut_sources[sb->cut_by - 1u][cls].sb == sb)
-            cut_sources[sb->cut_by - 1u][cls].sb = NULL;
+        if (sb->cut_by && cut_source_of(sb->cut_by - 1u, cls)->sb == sb)
+            cut_source_of(sb->cut_by - 1u, cls)->sb = NULL;
         sb_set_cutter(sb, lane);
         mine->sb = sb;
     }
@@ -390,7 +394,7 @@ static struct batch *parked_batch(struct central *ce, unsigned cls, struct lane 
     struct batch *b = lane_take(lane);
     if (b)
         return b;
-    if (__atomic_load_n(&cut_sources[index][cls].returned, __ATOMIC_RELAXED) && lock_try(&ce->lock)) {
+    if (__atomic_load_n(&cut_source_of(index, cls)->returned, __ATOMIC_RELAXED) && lock_try(&ce->lock)) {
         *locked = true;
         return NULL;
     }
@@ -438,7 +442,7 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
     if (!locked)
         lock_acquire(&ce->lock);
     n = cut_allowance(ce, cls, n);
-    uint64_t *returned = &cut_sources[lane_index()][cls].returned;
+    uint64_t *returned = &cut_source_of(lane_index(), cls)->returned;
     while (got < n) {
         struct superblock *sb = opt.tight ? tight_source(ce, cls) : cut_source(ce, cls);
         if (!sb)
@@ -472,13 +476,13 @@ unsigned central_alloc(unsigned cls, void **out, unsigned n)
  * back to their superblocks, so those can empty. */
 static void shed_batches(struct central *ce, unsigned cls, struct lane lane)
 {
-    if (stack_depth(lane.chains) <= ce->parked_limit || !lock_try(&ce->lock))
+    if (stack_depth(lane.chains) <= parked_limits[cls] || !lock_try(&ce->lock))
         return;
-    while (stack_depth(lane.chains) > ce->parked_limit / 2) {
+    while (stack_depth(lane.chains) > parked_limits[cls] / 2) {
         struct batch *old = stack_pop(lane.chains);
         if (!old)
             break;
-        returned_here(ce, cls, return_batches(ce, cls, old));
+        returned_here(cls, return_batches(ce, cls, old));
     }
     lock_release(&ce->lock);
 }
@@ -494,7 +498,7 @@ static void spill_to_superblocks(struct central *ce, unsigned cls, void *const *
     footprint_wake_purger();
     if (!locked)
         lock_acquire(&ce->lock);
-    returned_here(ce, cls, return_objects(ce, cls, objs, n));
+    returned_here(cls, return_objects(ce, cls, objs, n));
     lock_release(&ce->lock);
 }
 
@@ -515,7 +519,7 @@ static void free_on_lane(unsigned cls, void *const *objs, unsigned n, unsigned i
     struct lane lane = lane_of(lane_at, cls);
     unsigned batch = sc_info[cls].batch, parked = 0;
     bool parks = n % batch == 0 && opt_free_blocks_wait();
-    if (parks && stack_depth(lane.chains) >= ce->parked_limit && lock_try(&ce->lock)) {
+    if (parks && stack_depth(lane.chains) >= parked_limits[cls] && lock_try(&ce->lock)) {
         spill_to_superblocks(ce, cls, objs, n, true);
         return;
     }

@@ -205,8 +205,11 @@ enum fork_hold {
     FORK_ABANDONED,   /* its holder waits for the interrupted call: left, re-created in the child */
 };
 
-static lock_t *fork_locks[MAX_FORK_LOCKS]; /* in rank order */
-static unsigned char fork_holds[MAX_FORK_LOCKS];
+static struct fork_lock {
+    lock_t *lock;
+    uint8_t rank;
+    uint8_t hold; /* enum fork_hold */
+} fork_locks[MAX_FORK_LOCKS]; /* in rank order */
 static unsigned fork_lock_count;
 static bool fork_interrupted;
 
@@ -214,11 +217,13 @@ void lock_register_for_fork(lock_t *l, enum lock_rank rank)
 {
     if (fork_lock_count == MAX_FORK_LOCKS) /* a build-time bound: more locks is a bug */
         os_abort();
+#ifdef COREALLOC_DEBUG
     l->rank = (uint8_t)rank;
+#endif
     unsigned at = fork_lock_count++;
-    for (; at > 0 && fork_locks[at - 1]->rank > rank; at--)
+    for (; at > 0 && fork_locks[at - 1].rank > rank; at--)
         fork_locks[at] = fork_locks[at - 1];
-    fork_locks[at] = l;
+    fork_locks[at] = (struct fork_lock){ l, (uint8_t)rank, FORK_TAKEN };
 }
 
 /* Whether l's holder waits, directly or through the holders of the locks
@@ -258,15 +263,15 @@ void lock_fork_prepare(void)
     uint32_t id = id_of(me);
     fork_interrupted = me->depth > 0;
     for (unsigned i = 0; i < fork_lock_count; i++) {
-        lock_t *l = fork_locks[i];
+        lock_t *l = fork_locks[i].lock;
         if (!fork_interrupted) {
             if (!take_if_free(l, id))
                 take_after_wait(l, id);
-            fork_holds[i] = FORK_TAKEN;
+            fork_locks[i].hold = FORK_TAKEN;
         } else if (owner(l) == id) {
-            fork_holds[i] = FORK_INTERRUPTED;
+            fork_locks[i].hold = FORK_INTERRUPTED;
         } else {
-            fork_holds[i] = (unsigned char)take_unless_waiting_for(l, id);
+            fork_locks[i].hold = (uint8_t)take_unless_waiting_for(l, id);
         }
     }
 }
@@ -274,8 +279,8 @@ void lock_fork_prepare(void)
 void lock_fork_parent(void)
 {
     for (unsigned i = fork_lock_count; i-- > 0;)
-        if (fork_holds[i] == FORK_TAKEN)
-            give_back(fork_locks[i]);
+        if (fork_locks[i].hold == FORK_TAKEN)
+            give_back(fork_locks[i].lock);
     if (_IO_list_unlock)
         _IO_list_unlock();
 }
@@ -283,8 +288,8 @@ void lock_fork_parent(void)
 void lock_fork_child(void)
 {
     for (unsigned i = 0; i < fork_lock_count; i++)
-        if (fork_holds[i] != FORK_INTERRUPTED)
-            lock_reset(fork_locks[i]);
+        if (fork_locks[i].hold != FORK_INTERRUPTED)
+            lock_reset(fork_locks[i].lock);
     if (_IO_list_unlock)
         _IO_list_unlock();
 }

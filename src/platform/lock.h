@@ -37,12 +37,17 @@ enum lock_rank {
     LOCK_RANK_META,    /* metadata memory: waits for nothing */
 };
 
+/* All zero is a free lock: locks in zeroed memory need no initialisation,
+ * and registering one for fork does not write it (the fork list keeps its
+ * rank), so a table of locks costs no page until a lock in it is used. */
 typedef struct lock {
     uint32_t word;          /* 0 when free, else the holder's id (| LOCK_WAITERS) */
-    uint8_t rank;           /* enum lock_rank */
+#ifdef COREALLOC_DEBUG
+    uint8_t rank;           /* enum lock_rank, for the order check (set when registered) */
+#endif
     struct lock *waits_for; /* what the holder waits for, while it waits */
 } lock_t;
-#define LOCK_INIT {0, LOCK_RANK_NONE, NULL}
+#define LOCK_INIT {0}
 
 void lock_acquire(lock_t *l);
 bool lock_try(lock_t *l);
