@@ -16,6 +16,7 @@
 #include "core/meta.h"
 #include "core/pagemap.h"
 #include "core/superblock.h"
+#include "core/zone.h"
 #include "frontend/cache.h"
 #include "platform/diag.h"
 #include "platform/lock.h"
@@ -247,18 +248,29 @@ static struct location locate_block(const void *p, const char *call)
     return (struct location){0};
 }
 
+/* Whether p, the start of a small block of cls, is the program's, as free
+ * decides it: in a zone, at once when below its superblock's fast bound
+ * and without the free mark (alloc_free); otherwise reported, naming call. */
+static bool held_by_program(void *p, unsigned cls, const char *call)
+{
+    unsigned zone_cls;
+    if (zone_class_of((uintptr_t)p, &zone_cls) && sb_zone_free_fast((uintptr_t)p) && !block_marked_free(p))
+        return true;
+    return frontend_verify_free(p, cls, call);
+}
+
 void *alloc_realloc(void *p, size_t size)
 {
     if (!p)
         return alloc_malloc(size);
+    init_ensure();
     if (size == 0) { /* glibc's behaviour: free and return NULL */
-        alloc_free(p);
+        free_elsewhere(p, "realloc");
         return NULL;
     }
-    init_ensure();
     struct location loc = locate_block(p, "realloc");
     size_t old = usable_size(loc);
-    if (!loc.start) {
+    if (!loc.start || (!loc.span && !held_by_program(p, loc.cls, "realloc"))) {
         errno = EINVAL;
         return NULL;
     }

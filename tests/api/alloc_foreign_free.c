@@ -4,16 +4,20 @@
  * as a double free). The library must report it once on stderr
  * ("corealloc: error: ..." with the address as %p), keep running with an
  * intact heap that never hands out the foreign memory, and abort instead
- * when COREALLOC_ABORT_ON_ERROR=1.
+ * when COREALLOC_ABORT_ON_ERROR=1. With realloc_ before MODE, the bad call
+ * is realloc to three quarters of the block's size (a small block's resize
+ * in place), with realloc0_ realloc to 0 bytes (a free): reported as
+ * realloc's, it returns NULL, neither resizing nor copying from the block.
  *
- * Usage: api_alloc_foreign_free MODE report|abort
- * The program re-executes itself as the child that makes the bad free and
+ * Usage: api_alloc_foreign_free [realloc_|realloc0_]MODE report|abort
+ * The program re-executes itself as the child that makes the bad call and
  * checks the child's output and exit status.
  */
 #include "check.h"
 #include "pattern.h"
 #include "probe.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,9 +63,25 @@ static int stress_after(const unsigned char *region)
     return 0;
 }
 
+/* The bad call's function, and MODE past its prefix. */
+static const char *call_of(const char **mode)
+{
+    if (strncmp(*mode, "realloc0_", 9) == 0) {
+        *mode += 9;
+        return "realloc0";
+    }
+    if (strncmp(*mode, "realloc_", 8) == 0) {
+        *mode += 8;
+        return "realloc";
+    }
+    return "free";
+}
+
 static int child(const char *mode)
 {
     corealloc_active(); /* verifies malloc is corealloc's when preloaded */
+    const char *call = call_of(&mode);
+    size_t bad_size = 256; /* of the block bad points into, for realloc */
     unsigned char stack_region[REGION];
     unsigned char *live = NULL; /* block whose interior is freed */
     size_t live_size = 0;
@@ -90,6 +110,7 @@ static int child(const char *mode)
         if (!bad)
             return 2;
         free(bad);
+        bad_size = size;
         region = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (region == MAP_FAILED)
             return 2;
@@ -108,12 +129,21 @@ static int child(const char *mode)
         if (region == MAP_FAILED)
             return 2;
         bad = live + (live_size > 4096 ? 4096 : 16);
+        bad_size = live_size;
     }
     pattern_fill(region, REGION, 7);
     printf("%p\n", (void *)bad);
     fflush(stdout);
 
-    free(bad);
+    if (strcmp(call, "free") == 0) {
+        free(bad);
+    } else {
+        errno = 0;
+        if (realloc(bad, strcmp(call, "realloc") == 0 ? bad_size / 4 * 3 : 0) != NULL)
+            return 13; /* obeyed */
+        if (strcmp(call, "realloc") == 0 && errno != EINVAL)
+            return 14;
+    }
 
     if (pattern_mismatch(region, REGION, 7) != PATTERN_OK)
         return 10; /* the foreign memory was written */
@@ -185,6 +215,10 @@ static int parent(const char *self, const char *mode, int abort_mode)
     if (!strstr(errors, address))
         dprintf(2, "address %s not in the report\n", address);
     CHECK(strstr(errors, address) != NULL);
+    const char *call = call_of(&mode);
+    char reported[32];
+    snprintf(reported, sizeof reported, ": %s(): ", strcmp(call, "free") == 0 ? "free" : "realloc");
+    CHECK_MSG(strstr(errors, reported) != NULL, "not reported as %s's: %s", call, errors);
     if (strncmp(mode, "double_", 7) == 0)
         CHECK_MSG(strstr(errors, "double free") != NULL, "a double free reported as: %s", errors);
     return check_status();
@@ -195,7 +229,7 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[2], "child") == 0)
         return child(argv[1]);
     if (argc != 3 || (strcmp(argv[2], "report") != 0 && strcmp(argv[2], "abort") != 0)) {
-        fprintf(stderr, "usage: %s stack|global|mmap|interior_small|interior_large|"
+        fprintf(stderr, "usage: %s [realloc_|realloc0_]stack|global|mmap|interior_small|interior_large|"
                         "interior_huge|double_small|double_large|double_huge report|abort\n", argv[0]);
         return 2;
     }
