@@ -37,15 +37,18 @@ struct span {
     uint8_t guarded; /* in use, its last page a guard (secure mode) */
 };
 
-/* Free spans by size: the resident ones, tried first, and the ones given
- * back to the OS (or never touched). */
-struct bins {
-    struct span *list[BIN_COUNT];
-    uint64_t nonempty[(BIN_COUNT + 63) / 64];
-};
+/* Free spans by size, in two sets: the resident ones, tried first, and the
+ * ones given back to the OS (or never touched). Both sets' bitmaps of
+ * non-empty bins come first, on one page with the released set's lists of
+ * all but the largest bins: the first large block of a process, which
+ * looks in both and bins the rest of a new area, touches that page alone. */
+enum bin_set { RELEASED, RESIDENT };
+static struct {
+    uint64_t nonempty[2][(BIN_COUNT + 63) / 64];
+    struct span *list[2][BIN_COUNT];
+} __attribute__((aligned(OS_PAGE_SIZE))) bins;
 
 static lock_t heap_lock = LOCK_INIT;
-static struct bins resident_bins, released_bins;
 /* The resident free spans in the order they entered the heap: the decay
  * and the budget purge from the old end. */
 static struct span *oldest, *newest;
@@ -75,7 +78,7 @@ static unsigned bin_of(size_t pages)
 
 static size_t span_bytes(const struct span *s) { return s->pages << OS_PAGE_SHIFT; }
 static uintptr_t span_end(const struct span *s) { return s->start + span_bytes(s); }
-static struct bins *bins_of(const struct span *s) { return s->resident ? &resident_bins : &released_bins; }
+static enum bin_set set_of(const struct span *s) { return s->resident ? RESIDENT : RELEASED; }
 
 static void age_link(struct span *s)
 {
@@ -120,14 +123,14 @@ static void bin_insert(struct span *s)
 {
     CA_ASSERT(!s->in_use && !s->in_bin && s->pages > 0);
     CA_ASSERT(s->resident == 0 || s->resident == span_bytes(s));
-    struct bins *bins = bins_of(s);
+    enum bin_set set = set_of(s);
     unsigned b = bin_of(s->pages);
     s->prev = NULL;
-    s->next = bins->list[b];
-    if (bins->list[b])
-        bins->list[b]->prev = s;
-    bins->list[b] = s;
-    bins->nonempty[b / 64] |= (uint64_t)1 << (b % 64);
+    s->next = bins.list[set][b];
+    if (bins.list[set][b])
+        bins.list[set][b]->prev = s;
+    bins.list[set][b] = s;
+    bins.nonempty[set][b / 64] |= (uint64_t)1 << (b % 64);
     s->in_bin = 1;
     s->freed_ns = os_monotonic_ns();
     if (s->resident)
@@ -138,16 +141,16 @@ static void bin_insert(struct span *s)
 static void bin_remove(struct span *s)
 {
     CA_ASSERT(s->in_bin);
-    struct bins *bins = bins_of(s);
+    enum bin_set set = set_of(s);
     unsigned b = bin_of(s->pages);
     if (s->prev)
         s->prev->next = s->next;
     else
-        bins->list[b] = s->next;
+        bins.list[set][b] = s->next;
     if (s->next)
         s->next->prev = s->prev;
-    if (!bins->list[b])
-        bins->nonempty[b / 64] &= ~((uint64_t)1 << (b % 64));
+    if (!bins.list[set][b])
+        bins.nonempty[set][b / 64] &= ~((uint64_t)1 << (b % 64));
     s->in_bin = 0;
     if (s->resident)
         age_unlink(s);
@@ -420,10 +423,10 @@ static struct span *smallest_fit(struct span *list, size_t pages)
     return best;
 }
 
-static unsigned next_nonempty_bin(const struct bins *bins, unsigned b)
+static unsigned next_nonempty_bin(enum bin_set set, unsigned b)
 {
     while (b < BIN_COUNT) {
-        uint64_t word = bins->nonempty[b / 64] >> (b % 64);
+        uint64_t word = bins.nonempty[set][b / 64] >> (b % 64);
         if (word)
             return b + (unsigned)__builtin_ctzl(word);
         b = (b / 64 + 1) * 64;
@@ -433,27 +436,27 @@ static unsigned next_nonempty_bin(const struct bins *bins, unsigned b)
 
 /* Best fit: the smallest span of bins that holds pages. An exact bin holds
  * one size, so its first span is as good as any; a larger bin is searched. */
-static struct span *best_fit(const struct bins *bins, size_t pages)
+static struct span *best_fit(enum bin_set set, size_t pages)
 {
     unsigned b = bin_of(pages);
     if (b >= EXACT_BINS) { /* its own bin has spans a little smaller too */
-        struct span *s = smallest_fit(bins->list[b], pages);
+        struct span *s = smallest_fit(bins.list[set][b], pages);
         if (s)
             return s;
         b++;
     }
-    b = next_nonempty_bin(bins, b);
+    b = next_nonempty_bin(set, b);
     if (b >= BIN_COUNT)
         return NULL;
-    return b < EXACT_BINS ? bins->list[b] : smallest_fit(bins->list[b], pages);
+    return b < EXACT_BINS ? bins.list[set][b] : smallest_fit(bins.list[set][b], pages);
 }
 
 /* Resident memory first: reusing it costs no page fault, and what is left
  * unused goes back on the decay anyway. */
 static struct span *find_free(size_t pages)
 {
-    struct span *s = best_fit(&resident_bins, pages);
-    return s ? s : best_fit(&released_bins, pages);
+    struct span *s = best_fit(RESIDENT, pages);
+    return s ? s : best_fit(RELEASED, pages);
 }
 
 /* New address space for the heap, as one free span. Heap lock held. */
@@ -564,10 +567,10 @@ struct span *large_span_of(uintptr_t addr)
     return s && s->in_use ? s : NULL;
 }
 
-static bool in_free_span(const struct bins *bins, uintptr_t addr)
+static bool in_free_span(enum bin_set set, uintptr_t addr)
 {
     for (unsigned b = 0; b < BIN_COUNT; b++)
-        for (const struct span *s = bins->list[b]; s; s = s->next)
+        for (const struct span *s = bins.list[set][b]; s; s = s->next)
             if (addr >= s->start && addr < span_end(s))
                 return true;
     return false;
@@ -578,7 +581,7 @@ bool large_is_free_page(uintptr_t addr)
     if (addr % OS_PAGE_SIZE)
         return false;
     lock_acquire(&heap_lock);
-    bool found = in_free_span(&resident_bins, addr) || in_free_span(&released_bins, addr);
+    bool found = in_free_span(RESIDENT, addr) || in_free_span(RELEASED, addr);
     lock_release(&heap_lock);
     return found;
 }
@@ -736,11 +739,11 @@ size_t large_trim(uint64_t older_than_ns, enum os_purge_kind kind)
     /* Spans freed lazily are released already, as far as the decay is
      * concerned; a final purge makes it so for the kernel too. */
     for (unsigned b = 0; r && kind == OS_PURGE_DONTNEED && st.bytes_free_lazy && b < BIN_COUNT; b++)
-        for (struct span *s = released_bins.list[b]; s && r;)
+        for (struct span *s = bins.list[RELEASED][b]; s && r;)
             if (s->lazy) {
                 r = purge_free(s, kind);
                 released += r;
-                s = released_bins.list[b]; /* the bin changed: from its start again */
+                s = bins.list[RELEASED][b]; /* the bin changed: from its start again */
             } else {
                 s = s->next;
             }
