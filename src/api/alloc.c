@@ -16,7 +16,6 @@
 #include "core/meta.h"
 #include "core/pagemap.h"
 #include "core/superblock.h"
-#include "core/zone.h"
 #include "frontend/cache.h"
 #include "platform/diag.h"
 #include "platform/lock.h"
@@ -249,14 +248,14 @@ static struct location locate_block(const void *p, const char *call)
 }
 
 /* Whether p, the start of a small block of cls, is the program's, as free
- * decides it: in a zone, at once when below its superblock's fast bound
- * and without the free mark (alloc_free); otherwise reported, naming call. */
+ * decides it (at once in a zone, alloc_zone_block_held); otherwise
+ * reported, naming call. */
 static bool held_by_program(void *p, unsigned cls, const char *call)
 {
-    unsigned zone_cls;
-    if (zone_class_of((uintptr_t)p, &zone_cls) && sb_zone_free_fast((uintptr_t)p) && !block_marked_free(p))
-        return true;
-    return frontend_verify_free(p, cls, call);
+    uintptr_t column;
+    const struct zone_fast_entry *entry;
+    return (alloc_zone_entry(p, &entry, &column) && alloc_zone_block_held(entry, p)) ||
+           frontend_verify_free(p, cls, call);
 }
 
 void *alloc_realloc(void *p, size_t size)

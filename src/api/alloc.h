@@ -75,14 +75,34 @@ static inline void *alloc_malloc(size_t size)
     return alloc_malloc_unsampled(size, alloc_malloc_slow);
 }
 
-static inline void alloc_free(void *p)
+/* Whether p lies in a class's tile; then *entry is its superblock slot's
+ * fast entry and *cls the tile's column (past SC_COUNT no superblock: its
+ * bound is 0). */
+static inline bool alloc_zone_entry(const void *p, const struct zone_fast_entry **entry, uintptr_t *cls)
 {
     uintptr_t tile = ((uintptr_t)p - frontend_layout.zone_base) >> ZONE_TILE_SHIFT;
-    if (__builtin_expect(tile < ZONE_TILES, 1)) {
-        uintptr_t cls = tile % ZONE_ROW_TILES; /* a column past SC_COUNT has no superblock: its bound is 0 */
-        const struct zone_fast_entry *entry = zone_fast_entry_of((uintptr_t)p);
-        if (__builtin_expect(!sb_zone_free_fast_at(entry, (uintptr_t)p), 0) ||
-            __builtin_expect(block_maybe_marked_free(p) && block_marked_free(p), 0))
+    if (__builtin_expect(tile >= ZONE_TILES, 0))
+        return false;
+    *cls = tile % ZONE_ROW_TILES;
+    *entry = zone_fast_entry_of((uintptr_t)p);
+    return true;
+}
+
+/* Whether the program holds p, as free decides it at once: below its
+ * superblock's fast bound and without the free mark. False asks for the
+ * closer look (frontend_verify_free). */
+static inline bool alloc_zone_block_held(const struct zone_fast_entry *entry, const void *p)
+{
+    return __builtin_expect(sb_zone_free_fast_at(entry, (uintptr_t)p), 1) &&
+           !__builtin_expect(block_maybe_marked_free(p) && block_marked_free(p), 0);
+}
+
+static inline void alloc_free(void *p)
+{
+    uintptr_t cls;
+    const struct zone_fast_entry *entry;
+    if (__builtin_expect(alloc_zone_entry(p, &entry, &cls), 1)) {
+        if (!alloc_zone_block_held(entry, p))
             goto suspect;
         uint32_t local_ids = __atomic_load_n(&entry->local_ids, __ATOMIC_RELAXED);
         block_mark_free(p);
