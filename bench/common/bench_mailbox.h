@@ -1,11 +1,16 @@
 /* A bounded blocking queue of pointers between threads. The benchmarks move
  * whole batches of blocks through it, so its lock is taken once per batch
- * and the allocator's own synchronisation dominates. Waiters sleep, which
- * keeps oversubscribed runs (256 threads on 2 cores) from burning CPU. */
+ * and the allocator's own synchronisation dominates. A waiter polls for a
+ * while before it sleeps: were it to sleep at once, a side that runs ahead
+ * by a batch would wait on a futex every batch, and the row would time the
+ * kernel's wake-ups (half the run asleep on two cores) rather than the
+ * allocator. Sleeping after that keeps oversubscribed runs (256 threads on
+ * 2 cores) from burning CPU. */
 #ifndef BENCH_MAILBOX_H
 #define BENCH_MAILBOX_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -22,9 +27,9 @@ struct bench_mailbox {
     void **items;
     size_t capacity;
     size_t head;
-    size_t count;
+    atomic_size_t count; /* written under the lock, polled without it */
     enum bench_mailbox_order order;
-    bool closed;
+    atomic_bool closed;
 };
 
 void bench_mailbox_init(struct bench_mailbox *box, size_t capacity, enum bench_mailbox_order order);

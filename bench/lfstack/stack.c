@@ -2,15 +2,8 @@
 
 #include <stdlib.h>
 
+#include "bench_relax.h"
 #include "bench_report.h"
-
-/* Tells the core we are spinning (kinder to a hyperthread sibling). */
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
 
 #define EXCHANGE_EMPTY ((uintptr_t)0)
 #define EXCHANGE_TAKEN ((uintptr_t)1)
@@ -38,7 +31,7 @@ static bool offer_for_elimination(struct lf_stack *stack, struct lf_node *node, 
     for (unsigned spin = 0; spin < stack->backoff_spins; spin++) {
         if (atomic_load_explicit(&slot->offer, memory_order_relaxed) != (uintptr_t)node)
             break;
-        cpu_relax();
+        bench_cpu_relax();
     }
     expected = (uintptr_t)node;
     if (atomic_compare_exchange_strong(&slot->offer, &expected, EXCHANGE_EMPTY))
