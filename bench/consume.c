@@ -88,7 +88,8 @@ int main(int argc, char **argv)
     consumers = bench_alloc_lines((size_t)consumer_count, sizeof *consumers);
     bench_gate_init(&gate, (int)consumer_count + 1);
     for (long c = 0; c < consumer_count; c++) {
-        bench_mailbox_init(&consumers[c].inbox, CONSUMER_INBOX_BATCHES, BENCH_MAILBOX_OLDEST_FIRST);
+        bench_mailbox_init(&consumers[c].inbox, CONSUMER_INBOX_BATCHES, BENCH_MAILBOX_OLDEST_FIRST,
+                           BENCH_MAILBOX_POLL);
         consumers[c].thread = bench_thread_start(consumer_body, &consumers[c]);
     }
     pthread_t producer = bench_thread_start(producer_body, NULL);

@@ -4,12 +4,14 @@
  * batches and free every block, so every free is of memory another thread
  * allocated. Runs for a fixed time, then drains. Reports blocks freed per
  * second. Consumers take the oldest batch (-o fifo) or the newest (-o
- * lifo). The standard "xmalloc-test -w N -t 5 -s 64" is "-w N -d 5 -z 64
- * -b 4096 -q 100 -o lifo": N producers and N consumers, batches of 4096
- * blocks of 64 bytes, at most 100 batches on its list, and a list is a
- * stack. The order decides what the row measures: taken oldest first, a
- * full queue is 25 MiB of blocks written long ago, and every consumer
- * reads and frees cold memory. */
+ * lifo); a thread that finds the queue empty or full polls it a while
+ * before it sleeps (-a poll), or sleeps at once (-a sleep). The standard
+ * "xmalloc-test -w N -t 5 -s 64" is "-w N -d 5 -z 64 -b 4096 -q 100 -o
+ * lifo -a sleep": N producers and N consumers, batches of 4096 blocks of
+ * 64 bytes, at most 100 batches on its list, a list is a stack, and its
+ * threads wait on a condition variable. The order decides what the row
+ * measures: taken oldest first, a full queue is 25 MiB of blocks written
+ * long ago, and every consumer reads and frees cold memory. */
 #include "bench_args.h"
 #include "bench_clock.h"
 #include "bench_gate.h"
@@ -48,6 +50,8 @@ static long fixed_size = 0; /* 0: random sizes in [16, max_size] */
 static long blocks_per_batch = 64;
 static const char *const order_names[] = { "fifo", "lifo", NULL };
 static long order = BENCH_MAILBOX_OLDEST_FIRST; /* an enum bench_mailbox_order */
+static const char *const wait_names[] = { "poll", "sleep", NULL };
+static long wait_mode = BENCH_MAILBOX_POLL; /* an enum bench_mailbox_wait */
 
 static void *producer_body(void *arg)
 {
@@ -100,6 +104,7 @@ int main(int argc, char **argv)
         BENCH_LONG('b', "blocks-per-batch", &blocks_per_batch, 1, 1L << 20),
         BENCH_LONG('q', "queued-batches (default 4 per consumer)", &queued, 1, 1L << 20),
         BENCH_CHOICE('o', "order batches are taken in", &order, order_names),
+        BENCH_CHOICE('a', "how a thread awaits the queue", &wait_mode, wait_names),
         BENCH_OPTIONS_END,
     };
     const struct bench_command command = { "xmalloc", options, NULL, 0, 0 };
@@ -111,7 +116,7 @@ int main(int argc, char **argv)
     long total = producers + consumers;
     struct worker *workers = bench_alloc_lines((size_t)total, sizeof *workers);
     bench_mailbox_init(&queue, (size_t)(queued ? queued : consumers * QUEUED_BATCHES_PER_CONSUMER),
-                       (enum bench_mailbox_order)order);
+                       (enum bench_mailbox_order)order, (enum bench_mailbox_wait)wait_mode);
     atomic_store(&producers_running, producers);
     bench_gate_init(&gate, (int)total);
     for (long w = 0; w < total; w++) {
@@ -137,8 +142,9 @@ int main(int argc, char **argv)
                            (unsigned long long)allocated);
     bench_result("xmalloc",
                  "threads=%ld producers=%ld consumers=%ld max_size=%ld fixed_size=%ld blocks_per_batch=%ld "
-                 "order=%s seconds=%.6f frees_per_sec=%.1f",
-                 total, producers, consumers, max_size, fixed_size, blocks_per_batch, order_names[order], elapsed,
+                 "order=%s wait=%s seconds=%.6f frees_per_sec=%.1f",
+                 total, producers, consumers, max_size, fixed_size, blocks_per_batch, order_names[order],
+                 wait_names[wait_mode], elapsed,
                  (double)freed / elapsed);
     return 0;
 }

@@ -12,9 +12,11 @@
 #define POLL_SECONDS 50e-6
 #define POLLS_PER_CLOCK_READ 64
 
-void bench_mailbox_init(struct bench_mailbox *box, size_t capacity, enum bench_mailbox_order order)
+void bench_mailbox_init(struct bench_mailbox *box, size_t capacity, enum bench_mailbox_order order,
+                        enum bench_mailbox_wait wait)
 {
     box->order = order;
+    box->wait = wait;
     box->items = bench_check_alloc(malloc(capacity * sizeof *box->items), "mailbox");
     box->capacity = capacity;
     pthread_mutex_init(&box->lock, NULL);
@@ -53,9 +55,12 @@ static bool has_item_or_closed(const struct bench_mailbox *box)
     return count_of(box) > 0 || atomic_load_explicit(&box->closed, memory_order_relaxed);
 }
 
-/* Polls, without the lock, until `ready` holds or POLL_SECONDS pass. */
+/* Polls, without the lock, until `ready` holds or POLL_SECONDS pass (for a
+ * mailbox whose waiters poll). */
 static void poll_briefly(const struct bench_mailbox *box, bool (*ready)(const struct bench_mailbox *))
 {
+    if (box->wait != BENCH_MAILBOX_POLL)
+        return;
     double deadline = bench_now_seconds() + POLL_SECONDS;
     for (unsigned polls = 1; !ready(box); polls++) {
         bench_cpu_relax();

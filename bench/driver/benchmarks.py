@@ -114,10 +114,12 @@ SUITE: tuple[Benchmark, ...] = (
               "larson 5 8 1000 5000 100 4141 N: 5000 blocks of 8..999 bytes per thread, 500,000 replacements per "
               "thread lifetime, blocks dealt by the main thread", standard=True),
     Benchmark("xmalloc-standard", "xmalloc",
-              lambda t, s: ["-w", str(t), "-d", seconds_of(s), "-z", "64", "-b", "4096", "-q", "100", "-o", "lifo"],
+              lambda t, s: ["-w", str(t), "-d", seconds_of(s), "-z", "64", "-b", "4096", "-q", "100", "-o", "lifo",
+                            "-a", "sleep"],
               "frees_per_sec", "frees/s",
               "xmalloc-test -w N -t 5 -s 64: N producers and N consumers (threads = N), batches of 4096 blocks of "
-              "64 bytes on a list of at most 100 taken newest first, every free cross-thread", standard=True),
+              "64 bytes on a list of at most 100 taken newest first, every free cross-thread, a waiting thread asleep "
+              "at once", standard=True),
     Benchmark("cache-scratch", "cache-scratch",
               lambda t, s: ["-p", "passive", "-t", str(t), "-i", "1000", "-s", "8", "-r", scaled(250000, s)],
               "seconds", "s",
