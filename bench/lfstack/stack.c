@@ -2,8 +2,8 @@
 
 #include <stdlib.h>
 
-#include "bench_relax.h"
 #include "bench_report.h"
+#include "cpu_relax.h"
 
 #define EXCHANGE_EMPTY ((uintptr_t)0)
 #define EXCHANGE_TAKEN ((uintptr_t)1)
@@ -31,7 +31,7 @@ static bool offer_for_elimination(struct lf_stack *stack, struct lf_node *node, 
     for (unsigned spin = 0; spin < stack->backoff_spins; spin++) {
         if (atomic_load_explicit(&slot->offer, memory_order_relaxed) != (uintptr_t)node)
             break;
-        bench_cpu_relax();
+        cpu_relax();
     }
     expected = (uintptr_t)node;
     if (atomic_compare_exchange_strong(&slot->offer, &expected, EXCHANGE_EMPTY))
