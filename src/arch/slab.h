@@ -68,14 +68,14 @@ _Static_assert(offsetof(struct slab_layout, area_off) == SLAB_LAYOUT_AREA_OFF &&
 
 /* Slabs are this large, at most (their layout is computed at start-up and
  * checked against it): a constant, so sections shift by an immediate. */
-#define SLAB_SHIFT 21
+#define SLAB_SHIFT 24
 #define SLAB_BYTES ((uintptr_t)1 << SLAB_SHIFT)
 /* What the begin of a stopped stack holds. */
 #define SLAB_STOPPED_BEGIN 0xffffffffu
 /* The slabs below slab 0 that an unregistered area's ids (-1 and -2)
  * find: they stay zero (stopped). */
 #define SLAB_IDS_STOPPED 2u
-/* Real ids stay below this (2 MiB of address space each). */
+/* Real ids stay below this (16 MiB of address space each). */
 #define SLAB_ID_LIMIT 0x10000u
 
 #endif

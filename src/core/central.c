@@ -643,6 +643,16 @@ void central_traffic(unsigned cls, struct central_traffic *out)
     out->parked = lane_depth;
 }
 
+uint64_t central_class_blocks_beyond(unsigned cls)
+{
+    uint64_t parked = 0;
+    for (unsigned i = 0, in_use = lanes_in_use(); i < in_use; i++)
+        parked += stack_depth(&lanes[i].singles[cls]) + stack_depth(&lanes[i].chains[cls]);
+    parked *= sc_info[cls].batch;
+    uint64_t out = __atomic_load_n(&classes[cls].blocks_out, __ATOMIC_RELAXED);
+    return out > parked ? out - parked : 0;
+}
+
 void central_class_stats(unsigned cls, struct central_class_stats *out)
 {
     struct central *ce = &classes[cls];

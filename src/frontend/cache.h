@@ -45,8 +45,8 @@ typedef bool cache_holds_fn(const void *p, unsigned cls);
  * records its own shape (each stack's home slot), so the operations below
  * work on either. */
 enum cache_shape { CACHE_SHAPE_CPU, CACHE_SHAPE_THREAD };
-#define CACHE_CPU_CLASS_BYTES ((size_t)1 << 20)
-#define CACHE_CPU_CLASS_OBJECTS 16384u
+#define CACHE_CPU_CLASS_BYTES ((size_t)8 << 20)
+#define CACHE_CPU_CLASS_OBJECTS 131072u
 
 /* Computes where each class's stack lives in each shape of slab; holds:
  * the front end's search of every cache. Start-up, no allocation. */

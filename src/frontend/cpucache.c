@@ -156,6 +156,27 @@ static void move_stack(unsigned id, unsigned cls)
     draining = false;
 }
 
+/* Up to this much growth a CPU's cache needs only allocation demand. Past
+ * it (up to COREALLOC_CPU_CACHE_BYTES), a class's stack grows only while
+ * the program holds as many of its blocks as the stack may take: a round
+ * of 100,000 objects allocated and then freed (Hoard's threadtest) then
+ * cycles through the cache, where most of them went back to superblocks
+ * and were cut again, while a CPU that allocates and frees a stream of
+ * short-lived blocks (a producer and a consumer on it) does not fill a
+ * stack far larger than what the program holds. */
+#define DEMAND_GROWTH_BYTES ((uint64_t)1 << 20)
+
+/* Blocks of cls the program holds now: out of the central layer and in
+ * no CPU's stack (racy reads: an estimate for a slow path). */
+static uint64_t blocks_in_program(unsigned cls)
+{
+    uint64_t beyond = central_class_blocks_beyond(cls), cached = 0;
+    for (unsigned id = 0; id < slab_count; id++)
+        if (cache_slab_formatted(slab_of(id)))
+            cached += cache_count(slab_of(id), cls);
+    return beyond > cached ? beyond - cached : 0;
+}
+
 /* Grows the stack of cls by a batch within the budget, moving it out of
  * its nursery first when it must; whether it grew. */
 static bool widen(unsigned id, unsigned cls)
@@ -175,7 +196,9 @@ static bool widen(unsigned id, unsigned cls)
     bytes = (uint64_t)more * sc_info[cls].size;
     if (more && c->grown_bytes + bytes > opt.cpu_cache_bytes)
         c->grown_bytes -= take_capacity(id, cls, c->grown_bytes + bytes - opt.cpu_cache_bytes);
-    bool grow = more && c->grown_bytes + bytes <= opt.cpu_cache_bytes;
+    bool grow = more && c->grown_bytes + bytes <= opt.cpu_cache_bytes &&
+                (c->grown_bytes + bytes <= DEMAND_GROWTH_BYTES ||
+                 cache_capacity(slab, cls) <= blocks_in_program(cls));
     if (grow) {
         c->grown_bytes += bytes;
         if (cache_stack_must_move(slab, cls, more))

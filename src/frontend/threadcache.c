@@ -33,9 +33,10 @@ struct slab_owner {
  * and come back when they exit; threads past ID_SLABS, and every thread
  * when the fast paths are not to be taken, get a slab of metadata memory
  * that only the slow paths reach. Each id holds SLAB_BYTES of address
- * space (touched only as its stacks fill): 64 keep the process's VmSize
- * within api_alloc_address_limit's bound. */
-#define ID_SLABS 64u
+ * space (touched only as its stacks fill, a thread's stacks using under
+ * 200 KiB of it): 16 keep the process's VmSize within
+ * api_alloc_address_limit's bound. */
+#define ID_SLABS 16u
 static char *id_slabs;
 static unsigned free_ids[ID_SLABS], free_id_count; /* live lock */
 

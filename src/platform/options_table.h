@@ -74,9 +74,11 @@
     OPTION(THREAD_CACHES_BYTES, thread_caches_bytes, SIZE, "64M", "",                             \
            "per-thread front end: what all threads' caches may hold together (each at most 256 "  \
            "KiB)")                                                                                \
-    OPTION(CPU_CACHE_BYTES, cpu_cache_bytes, SIZE, "1M", "",                                      \
+    OPTION(CPU_CACHE_BYTES, cpu_cache_bytes, SIZE, "8M", "",                                      \
            "per-CPU front end: how far one CPU's cache may grow past a batch per class, with "    \
-           "allocation demand; an idle cache drained by the purger shrinks back")                 \
+           "allocation demand (past its first MiB, only for a class the program holds at least "  \
+           "as many blocks of as the stack may take); an idle cache drained by the purger "       \
+           "shrinks back")                                                                        \
     OPTION(PROFILE, profile, BOOL, "0", "",                                                       \
            "heap profiling: about one allocation per `PROFILE_RATE` bytes is sampled with its "   \
            "call stack; profiles are written at exit, on `PROFILE_SIGNAL` and by "                \

@@ -33,7 +33,7 @@
 
 #define MIB ((size_t)1 << 20)
 #define HEADROOM ((size_t)1 << 30)
-#define STARTUP_EXTRA (320 * MIB) /* the fast entries of 2 TiB of zone rows (128 MiB), a front end's slabs */
+#define STARTUP_EXTRA (448 * MIB) /* the fast entries of 2 TiB of zone rows (128 MiB), a front end's slabs (288) */
 #define WITNESSES 64
 
 /* VmSize from /proc/self/status, in bytes (stdio before any limit). */

@@ -71,7 +71,7 @@ static void test_defaults(void)
     CHECK_EQ(opt.thp, THP_NEVER);
     CHECK(!opt.tight);
     CHECK_EQ(opt.thread_caches_bytes, 64 * MIB);
-    CHECK_EQ(opt.cpu_cache_bytes, 1 * MIB);
+    CHECK_EQ(opt.cpu_cache_bytes, 8 * MIB);
 }
 
 static void test_sizes(void)
@@ -161,7 +161,7 @@ static void test_options_variable(void)
               "said %s", said);
     said = init_with("COREALLOC_OPTIONS", "help,RETAIN_BYTES=8M", NULL);
     CHECK_MSG(strstr(said, "corealloc options:") && strstr(said, "COREALLOC_RETAIN_BYTES=8M\n") &&
-                  strstr(said, "  default: 32M\n") && strstr(said, "COREALLOC_CPU_CACHE_BYTES=1M\n") &&
+                  strstr(said, "  default: 32M\n") && strstr(said, "COREALLOC_CPU_CACHE_BYTES=8M\n") &&
                   strstr(said, "  choices: auto|rseq|thread\n"),
               "help said %s", said);
 }
