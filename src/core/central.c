@@ -622,10 +622,11 @@ bool central_holds(unsigned cls, const void *p)
 static void lanes_count(unsigned cls, uint32_t *depth, uint32_t *traffic)
 {
     *depth = *traffic = 0;
-    for (unsigned i = 0; i < 2 * LANES; i++) {
-        *depth += stack_depth(lane_stack(i, cls));
-        *traffic += stack_traffic(lane_stack(i, cls));
-    }
+    for (unsigned i = 0, in_use = lanes_in_use(); i < in_use; i++)
+        for (unsigned side = 0; side < 2; side++) { /* its singles, then its chains */
+            *depth += stack_depth(lane_stack(side * LANES + i, cls));
+            *traffic += stack_traffic(lane_stack(side * LANES + i, cls));
+        }
 }
 
 void central_traffic(unsigned cls, struct central_traffic *out)
@@ -645,10 +646,9 @@ void central_traffic(unsigned cls, struct central_traffic *out)
 
 uint64_t central_class_blocks_beyond(unsigned cls)
 {
-    uint64_t parked = 0;
-    for (unsigned i = 0, in_use = lanes_in_use(); i < in_use; i++)
-        parked += stack_depth(&lanes[i].singles[cls]) + stack_depth(&lanes[i].chains[cls]);
-    parked *= sc_info[cls].batch;
+    uint32_t depth, traffic;
+    lanes_count(cls, &depth, &traffic);
+    uint64_t parked = (uint64_t)depth * sc_info[cls].batch;
     uint64_t out = __atomic_load_n(&classes[cls].blocks_out, __ATOMIC_RELAXED);
     return out > parked ? out - parked : 0;
 }
