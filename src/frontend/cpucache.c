@@ -23,6 +23,9 @@ struct id_counters {
      * timed in a nursery only once the class has run full here too. */
     uint32_t last_empty[SC_COUNT];
     bool ran_full[SC_COUNT];
+    /* Growth misses of each class left before the program's holding is
+     * counted again (held_allows). */
+    uint8_t held_skips[SC_COUNT];
 } __attribute__((aligned(64)));
 static struct id_counters *counters;
 static lock_t drain_lock = LOCK_INIT;
@@ -177,6 +180,25 @@ static uint64_t blocks_in_program(unsigned cls)
     return beyond > cached ? beyond - cached : 0;
 }
 
+/* Whether the stack of cls on id may grow past DEMAND_GROWTH_BYTES: the
+ * program holds at least as many of its blocks as it may take. The count
+ * reads lines other CPUs write (a few hundred nanoseconds), and a producer
+ * whose consumers free elsewhere would pay it on every refill: a refusal
+ * spares the next HELD_RECHECK growth misses of the class here. */
+#define HELD_RECHECK 16u
+static bool held_allows(unsigned id, unsigned cls)
+{
+    uint8_t *skips = &counters[id].held_skips[cls];
+    if (*skips) {
+        --*skips;
+        return false;
+    }
+    if (cache_capacity(slab_of(id), cls) <= blocks_in_program(cls))
+        return true;
+    *skips = HELD_RECHECK;
+    return false;
+}
+
 /* Grows the stack of cls by a batch within the budget, moving it out of
  * its nursery first when it must; whether it grew. */
 static bool widen(unsigned id, unsigned cls)
@@ -185,20 +207,18 @@ static bool widen(unsigned id, unsigned cls)
     struct id_counters *c = &counters[id];
     unsigned more = cache_growth(slab, cls);
     uint64_t bytes = (uint64_t)more * sc_info[cls].size;
-    /* Checked before the lock too: a stack at its limit, or a CPU at its
-     * budget and no class missing often, is the common case of a miss in a
-     * steady state. */
+    /* Checked before the lock: a stack at its limit, a CPU at its budget
+     * and no class missing often, or a class the program holds too few
+     * blocks of, is the common case of a miss in a steady state. */
     bool within = c->grown_bytes + bytes <= opt.cpu_cache_bytes;
     if (!opt_free_blocks_wait() || !more || (!within && c->class_misses[cls] < MISSES_TO_TAKE_CAPACITY) ||
-        !lock_try(&drain_lock))
+        (c->grown_bytes + bytes > DEMAND_GROWTH_BYTES && !held_allows(id, cls)) || !lock_try(&drain_lock))
         return false;
     more = cache_growth(slab, cls);
     bytes = (uint64_t)more * sc_info[cls].size;
     if (more && c->grown_bytes + bytes > opt.cpu_cache_bytes)
         c->grown_bytes -= take_capacity(id, cls, c->grown_bytes + bytes - opt.cpu_cache_bytes);
-    bool grow = more && c->grown_bytes + bytes <= opt.cpu_cache_bytes &&
-                (c->grown_bytes + bytes <= DEMAND_GROWTH_BYTES ||
-                 cache_capacity(slab, cls) <= blocks_in_program(cls));
+    bool grow = more && c->grown_bytes + bytes <= opt.cpu_cache_bytes;
     if (grow) {
         c->grown_bytes += bytes;
         if (cache_stack_must_move(slab, cls, more))
