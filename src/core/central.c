@@ -644,15 +644,6 @@ void central_traffic(unsigned cls, struct central_traffic *out)
     out->parked = lane_depth;
 }
 
-uint64_t central_class_blocks_beyond(unsigned cls)
-{
-    uint32_t depth, traffic;
-    lanes_count(cls, &depth, &traffic);
-    uint64_t parked = (uint64_t)depth * sc_info[cls].batch;
-    uint64_t out = __atomic_load_n(&classes[cls].blocks_out, __ATOMIC_RELAXED);
-    return out > parked ? out - parked : 0;
-}
-
 void central_class_stats(unsigned cls, struct central_class_stats *out)
 {
     struct central *ce = &classes[cls];

@@ -65,9 +65,5 @@ struct central_class_stats {
     uint64_t refills, spills;  /* batch transfers in each direction */
 };
 void central_class_stats(unsigned cls, struct central_class_stats *out);
-/* Blocks of cls out of its superblocks and not parked in the lanes: what
- * the program and the caches hold (racy reads, for decisions on slow
- * paths). */
-uint64_t central_class_blocks_beyond(unsigned cls);
 
 #endif

@@ -169,15 +169,18 @@ static void move_stack(unsigned id, unsigned cls)
  * stack far larger than what the program holds. */
 #define DEMAND_GROWTH_BYTES ((uint64_t)1 << 20)
 
-/* Blocks of cls the program holds now: out of the central layer and in
- * no CPU's stack (racy reads: an estimate for a slow path). */
+/* Blocks of cls the program holds now: out of its superblocks, and
+ * neither parked centrally nor in a CPU's stack (racy reads: an estimate
+ * for a slow path). */
 static uint64_t blocks_in_program(unsigned cls)
 {
-    uint64_t beyond = central_class_blocks_beyond(cls), cached = 0;
+    struct central_class_stats cs;
+    central_class_stats(cls, &cs);
+    uint64_t elsewhere = cs.batches_central * sc_info[cls].batch;
     for (unsigned id = 0; id < slab_count; id++)
         if (cache_slab_formatted(slab_of(id)))
-            cached += cache_count(slab_of(id), cls);
-    return beyond > cached ? beyond - cached : 0;
+            elsewhere += cache_count(slab_of(id), cls);
+    return cs.blocks_out > elsewhere ? cs.blocks_out - elsewhere : 0;
 }
 
 /* Whether the stack of cls on id may grow past DEMAND_GROWTH_BYTES: the
