@@ -160,14 +160,12 @@ def check_design(src: str, design: str) -> list[str]:
 def self_test() -> int:
     """The check must fail on an upward include, a cycle, a stray file and a
     stale design table, and pass on a clean tree."""
-    def tree(files: dict[str, str]) -> str:
-        root = tempfile.mkdtemp(prefix="layers-")
+    def tree(root: str, files: dict[str, str]) -> None:
         for path, text in files.items():
             full = os.path.join(root, path)
             os.makedirs(os.path.dirname(full), exist_ok=True)
             with open(full, "w") as f:
                 f.write(text)
-        return root
 
     clean = {"platform/os.h": "", "platform/os.c": '#include "platform/os.h"\n',
              "core/zone.h": '#include "platform/os.h"\n', "core/zone.c": '#include "core/zone.h"\n'}
@@ -184,11 +182,12 @@ def self_test() -> int:
     }
     failed = 0
     for name, (files, design_text, want) in cases.items():
-        root = tree(files)
-        design = os.path.join(root, "design.md")
-        with open(design, "w") as f:
-            f.write(design_text)
-        found = check_includes(root) + check_design(root, design)
+        with tempfile.TemporaryDirectory(prefix="layers-") as root:
+            tree(root, files)
+            design = os.path.join(root, "design.md")
+            with open(design, "w") as f:
+                f.write(design_text)
+            found = check_includes(root) + check_design(root, design)
         got = 1 if found else 0
         if got != want:
             print(f"self-test {name}: expected {'violations' if want else 'none'}, got {found}")
