@@ -5,25 +5,37 @@
 #include "platform/options.h"
 #include "platform/os.h"
 
+#include <string.h>
+
 struct sizeclass_info sc_info[SC_COUNT];
 uint64_t sc_start_mult[SC_COUNT];
 uint8_t sc_lut[SC_LUT_MAX + 1];
+uint8_t sc_lut_granule[SMALL_MAX / 16];
 
 static unsigned clamp(unsigned v, unsigned lo, unsigned hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Classes 9 to 32 are eight a doubling from 128 bytes to 1 KiB; from there
+ * each doubling has nine, the first 1/64 past its power of two. */
+#define SC_FIRST_HEADED 33u
 static size_t class_size(unsigned cls)
 {
     if (cls == 0)
         return SC_MIN_SIZE;
     if (cls <= 8)
         return 16u * cls;
-    unsigned doubling = (cls - 9) / 8, step = (cls - 9) % 8;
-    size_t base = (size_t)128 << doubling;
-    return base + (step + 1) * (base / 8);
+    if (cls < SC_FIRST_HEADED) {
+        unsigned doubling = (cls - 9) / 8, step = (cls - 9) % 8;
+        size_t base = (size_t)128 << doubling;
+        return base + (step + 1) * (base / 8);
+    }
+    unsigned doubling = (cls - SC_FIRST_HEADED) / 9, step = (cls - SC_FIRST_HEADED) % 9;
+    size_t base = (size_t)1024 << doubling;
+    return step == 0 ? base + base / 64 : base + step * (base / 8);
 }
+_Static_assert(SC_FIRST_HEADED + 5 * 9 == SC_COUNT, "five doublings of nine classes from 1 KiB to SMALL_MAX");
 
 void sizeclass_init(void)
 {
@@ -41,11 +53,15 @@ void sizeclass_init(void)
     }
     CA_ASSERT(sc_info[SC_LINE_SHARING - 1].size < ARCH_CACHE_LINE && sc_info[SC_LINE_SHARING].size >= ARCH_CACHE_LINE);
     sizeclass_set_batch_max(SC_BATCH_THREAD);
-    unsigned cls = 0;
-    for (size_t n = 0; n <= SC_LUT_MAX; n++) {
-        while (class_size(cls) < n)
-            cls++;
-        sc_lut[n] = (uint8_t)cls;
+    /* Each class takes the sizes above the one before it. */
+    size_t below = 0;
+    for (unsigned c = 0; c < SC_COUNT; c++) {
+        size_t size = sc_info[c].size;
+        if (below < SC_LUT_MAX)
+            memset(&sc_lut[below + 1], (int)c, (size < SC_LUT_MAX ? size : SC_LUT_MAX) - below);
+        if (size > SC_LUT_MAX)
+            memset(&sc_lut_granule[below / 16], (int)c, (size - below) / 16);
+        below = size;
     }
 }
 

@@ -44,5 +44,11 @@ int main(void)
     /* Every power of two up to SMALL_MAX is a class (aligned allocation relies on it). */
     for (size_t p = SC_MIN_SIZE; p <= SMALL_MAX; p <<= 1)
         CHECK_MSG(sc_info[sc_of(p)].size == p, "power of two %zu", p);
+    /* From 1 KiB, a power of two and a header of up to 1/64 of it (sqlite's
+     * 4096 + 8) waste at most that 1/64, not the next 12.5% step. */
+    for (size_t p = 1024; p < SMALL_MAX; p <<= 1)
+        CHECK_MSG(sc_info[sc_of(p + 8)].size == p + p / 64 && sc_info[sc_of(p + p / 64 + 1)].size == p + p / 8,
+                  "the classes just above %zu: %u, then %u", p, sc_info[sc_of(p + 8)].size,
+                  sc_info[sc_of(p + p / 64 + 1)].size);
     return check_status();
 }
