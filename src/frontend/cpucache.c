@@ -164,10 +164,12 @@ static void move_stack(unsigned id, unsigned cls)
  * the program holds as many of its blocks as the stack may take: a round
  * of 100,000 objects allocated and then freed (Hoard's threadtest) then
  * cycles through the cache, where most of them went back to superblocks
- * and were cut again, while a CPU that allocates and frees a stream of
- * short-lived blocks (a producer and a consumer on it) does not fill a
- * stack far larger than what the program holds. */
-#define DEMAND_GROWTH_BYTES ((uint64_t)1 << 20)
+ * and were cut again, while a CPU that allocates a stream of blocks freed
+ * elsewhere (a producer) does not grow a stack far larger than what the
+ * program holds, which whatever it frees later would fill: with a MiB of
+ * such growth, consume at two threads kept 1.1 MB of blocks for 64 KiB in
+ * flight. */
+#define DEMAND_GROWTH_BYTES ((uint64_t)256 << 10)
 
 /* Blocks of cls the program holds now: out of its superblocks, and
  * neither parked centrally nor in a CPU's stack (racy reads: an estimate
@@ -211,11 +213,13 @@ static bool widen(unsigned id, unsigned cls)
     unsigned more = cache_growth(slab, cls);
     uint64_t bytes = (uint64_t)more * sc_info[cls].size;
     /* Checked before the lock: a stack at its limit, a CPU at its budget
-     * and no class missing often, or a class the program holds too few
-     * blocks of, is the common case of a miss in a steady state. */
+     * and no class missing often, or growth past the demand's share for a
+     * class the program holds too few blocks of, is the common case of a
+     * miss in a steady state. (Capacity taken from idle classes at the
+     * budget does not add to what the CPU may hold.) */
     bool within = c->grown_bytes + bytes <= opt.cpu_cache_bytes;
     if (!opt_free_blocks_wait() || !more || (!within && c->class_misses[cls] < MISSES_TO_TAKE_CAPACITY) ||
-        (c->grown_bytes + bytes > DEMAND_GROWTH_BYTES && !held_allows(id, cls)) || !lock_try(&drain_lock))
+        (within && c->grown_bytes + bytes > DEMAND_GROWTH_BYTES && !held_allows(id, cls)) || !lock_try(&drain_lock))
         return false;
     more = cache_growth(slab, cls);
     bytes = (uint64_t)more * sc_info[cls].size;

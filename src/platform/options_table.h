@@ -76,8 +76,8 @@
            "KiB)")                                                                                \
     OPTION(CPU_CACHE_BYTES, cpu_cache_bytes, SIZE, "8M", "",                                      \
            "per-CPU front end: how far one CPU's cache may grow past a batch per class, with "    \
-           "allocation demand (past its first MiB, only for a class the program holds at least "  \
-           "as many blocks of as the stack may take); an idle cache drained by the purger "       \
+           "allocation demand (past its first 256 KiB, only for a class the program holds at "    \
+           "least as many blocks of as the stack may take); an idle cache drained by the purger " \
            "shrinks back")                                                                        \
     OPTION(PROFILE, profile, BOOL, "0", "",                                                       \
            "heap profiling: about one allocation per `PROFILE_RATE` bytes is sampled with its "   \

@@ -1,9 +1,9 @@
-/* A CPU's cache grows past its first MiB of growth for a class the program
- * holds that many blocks of: rounds of allocating 40,000 64-byte blocks
- * (2.5 MiB) and freeing them all cycle through the cache once it has
- * grown, with a refill or two a round (the last blocks of a round: a class
- * that misses that rarely does not grow), where a cache held to 1 MiB of
- * growth refills about 90 times a round. Pinned to one CPU, the purger
+/* A CPU's cache grows past its first 256 KiB of growth for a class the
+ * program holds that many blocks of: rounds of allocating 40,000 64-byte
+ * blocks (2.5 MiB) and freeing them all cycle through the cache once it
+ * has grown, with a refill or two a round (the last blocks of a round: a
+ * class that misses that rarely does not grow), where a cache held to 1
+ * MiB of growth refilled about 90 times a round. Pinned to one CPU, the purger
  * off (it would drain the cache between rounds). */
 #include <stdio.h>
 #include <stdlib.h>
