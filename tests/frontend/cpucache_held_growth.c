@@ -3,8 +3,8 @@
  * blocks (2.5 MiB) and freeing them all cycle through the cache once it
  * has grown, with a refill or two a round (the last blocks of a round: a
  * class that misses that rarely does not grow), where a cache held to 1
- * MiB of growth refilled about 90 times a round. Pinned to one CPU, the purger
- * off (it would drain the cache between rounds). */
+ * MiB of growth refilled about 90 times a round. Pinned to one CPU, the
+ * purger off (it would drain the cache between rounds). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -7,9 +7,9 @@
  * that also ran a consumer held 1.1 MB of 64-byte blocks where the
  * program had 64 KiB in flight (consume at two threads). Thread P on one
  * CPU allocates, thread C on another frees what P hands it, through a
- * ring of RING rounds; then P frees 1 MiB of blocks that C allocated:
- * what P's CPU keeps of them is its stack's capacity. The purger is off
- * (it would drain the caches). */
+ * ring of RING rounds; then 1 MiB of blocks that C allocated is freed on
+ * P's CPU: what that CPU keeps of them is its stack's capacity. The
+ * purger is off (it would drain the caches). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
