@@ -374,6 +374,11 @@ static bool stack_holds(void **slab, unsigned stack, const void *p)
     return false;
 }
 
+unsigned cache_class_count(void **slab, unsigned cls)
+{
+    return cache_count(slab, cls) + (cls < SC_LINE_SHARING ? cache_count(slab, cache_foreign_stack(cls)) : 0);
+}
+
 bool cache_slab_holds(void **slab, unsigned cls, const void *p)
 {
     return stack_holds(slab, cls, p) || (cls < SC_LINE_SHARING && stack_holds(slab, cache_foreign_stack(cls), p));

@@ -176,6 +176,9 @@ void cache_slab_forget(void **slab);
 
 /* Returns every object the slab holds to the central layer. Single owner. */
 void cache_slab_flush(void **slab);
+/* Objects the stacks of cls hold, its foreign one included (racy reads:
+ * an estimate). */
+unsigned cache_class_count(void **slab, unsigned cls);
 /* Whether the stacks of cls (its foreign one included) hold p (racy reads
  * are fine). */
 bool cache_slab_holds(void **slab, unsigned cls, const void *p);

@@ -181,7 +181,7 @@ static uint64_t blocks_in_program(unsigned cls)
     uint64_t elsewhere = cs.batches_central * sc_info[cls].batch;
     for (unsigned id = 0; id < slab_count; id++)
         if (cache_slab_formatted(slab_of(id)))
-            elsewhere += cache_count(slab_of(id), cls);
+            elsewhere += cache_class_count(slab_of(id), cls);
     return cs.blocks_out > elsewhere ? cs.blocks_out - elsewhere : 0;
 }
 
@@ -212,14 +212,17 @@ static bool widen(unsigned id, unsigned cls)
     struct id_counters *c = &counters[id];
     unsigned more = cache_growth(slab, cls);
     uint64_t bytes = (uint64_t)more * sc_info[cls].size;
-    /* Checked before the lock: a stack at its limit, a CPU at its budget
-     * and no class missing often, or growth past the demand's share for a
-     * class the program holds too few blocks of, is the common case of a
-     * miss in a steady state. (Capacity taken from idle classes at the
-     * budget does not add to what the CPU may hold.) */
+    /* Checked before the lock, the common case of a miss in a steady
+     * state: a stack at its limit; within the budget, growth past the
+     * demand's share for a class the program holds too few blocks of; at
+     * the budget, a class that does not miss often enough to take capacity
+     * from idle ones (which adds nothing to what the CPU may hold). */
+    if (!opt_free_blocks_wait() || !more)
+        return false;
     bool within = c->grown_bytes + bytes <= opt.cpu_cache_bytes;
-    if (!opt_free_blocks_wait() || !more || (!within && c->class_misses[cls] < MISSES_TO_TAKE_CAPACITY) ||
-        (within && c->grown_bytes + bytes > DEMAND_GROWTH_BYTES && !held_allows(id, cls)) || !lock_try(&drain_lock))
+    bool refused = within ? c->grown_bytes + bytes > DEMAND_GROWTH_BYTES && !held_allows(id, cls)
+                          : c->class_misses[cls] < MISSES_TO_TAKE_CAPACITY;
+    if (refused || !lock_try(&drain_lock))
         return false;
     more = cache_growth(slab, cls);
     bytes = (uint64_t)more * sc_info[cls].size;
