@@ -12,9 +12,16 @@
 struct leaf { uintptr_t entry[LEVEL_SIZE]; };
 struct node { struct leaf *leaf[LEVEL_SIZE]; };
 
+/* The first node and leaf the map needs, in place: a process whose large
+ * spans fit one leaf's 16 MiB maps none of its own (a mapping costs more
+ * than the faults of the few pages it touches). Defined before the root
+ * and the small variables, which gcc then lays out first, side by side. */
+static struct leaf first_leaf;
+static struct node first_node;
 static struct node *root[LEVEL_SIZE];
 static lock_t grow_lock = LOCK_INIT;
 static size_t bytes_mapped;
+static bool first_node_taken, first_leaf_taken;
 
 void pagemap_init(void)
 {
@@ -38,8 +45,11 @@ uintptr_t pagemap_get(uintptr_t addr)
 /* Only writers grow the map, and they read a slot as they would write it:
  * a compare-and-swap of NULL for NULL (a locked write, even when it fails).
  * A slot on a page never touched then costs one page fault, where a load
- * would map the zero page and the store after it copy it: two. */
-static void *grow(void **slot, size_t size)
+ * would map the zero page and the store after it copy it: two. The first
+ * growth of each level takes its table in place (spare), later ones map
+ * their own. */
+_Static_assert(sizeof(struct node) == sizeof(struct leaf), "one table size for both levels");
+static void *grow(void **slot, void *spare, bool *spare_taken)
 {
     void *p = NULL;
     if (!__atomic_compare_exchange_n(slot, &p, NULL, false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
@@ -47,11 +57,14 @@ static void *grow(void **slot, size_t size)
     lock_acquire(&grow_lock);
     p = *slot;
     if (!p) {
-        p = os_map(size, 0);
-        if (p) {
-            bytes_mapped += size;
-            __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+        if (!*spare_taken) {
+            *spare_taken = true;
+            p = spare;
+        } else if ((p = os_map(sizeof(struct leaf), 0))) {
+            bytes_mapped += sizeof(struct leaf);
         }
+        if (p)
+            __atomic_store_n(slot, p, __ATOMIC_RELEASE);
     }
     lock_release(&grow_lock);
     return p;
@@ -59,10 +72,10 @@ static void *grow(void **slot, size_t size)
 
 static struct leaf *leaf_for(uintptr_t page)
 {
-    struct node *n = grow((void **)&root[page >> (2 * LEVEL_BITS)], sizeof(struct node));
+    struct node *n = grow((void **)&root[page >> (2 * LEVEL_BITS)], &first_node, &first_node_taken);
     if (!n)
         return NULL;
-    return grow((void **)&n->leaf[(page >> LEVEL_BITS) & LEVEL_MASK], sizeof(struct leaf));
+    return grow((void **)&n->leaf[(page >> LEVEL_BITS) & LEVEL_MASK], &first_leaf, &first_leaf_taken);
 }
 
 bool pagemap_set_range(uintptr_t addr, size_t size, uintptr_t value)

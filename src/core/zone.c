@@ -12,10 +12,11 @@ uintptr_t zone_region_base = ZONE_NO_REGION;
 
 /* A class's superblock slots are numbered down its column: index i lies in
  * row i / ZONE_TILE_SUPERBLOCKS, at i % ZONE_TILE_SUPERBLOCKS in the tile.
- * A class maps a tile at a time (one mmap; the tiles of a row merge into
- * one mapping). The first slot of its first tile is never a superblock:
- * it holds the bitmaps of its first superblocks, mapped with them, so a
- * class's first use is one mmap, not one for the bitmaps too. */
+ * Every class's first tile is mapped at start-up (one mmap for all of
+ * them, side by side in the first row); past it a class maps a tile at a
+ * time (one mmap; the tiles of a row merge into one mapping). The first
+ * slot of its first tile is never a superblock: it holds the bitmaps of its
+ * first superblocks, mapped with them. */
 #define FIRST_INDEX (ZONE_FIRST_ROW * ZONE_TILE_SUPERBLOCKS + 1)
 /* Each class's first superblock sits at a slot of its own in its first
  * tile: without it, the live pages of every class lie at the same offset
@@ -129,6 +130,14 @@ bool zone_init(bool enabled)
         zones[c].bitmap_stride = (sc_info[c].blocks + 63) / 64 * sizeof(uint64_t);
         zones[c].bitmaps_end = page_down(bitmap_in_area(c, FIRST_INDEX + near_bitmaps(c)));
     }
+    /* Every class's first tile, side by side in the first row: one mmap
+     * for all (an mmap costs a short process more than the pages a class
+     * touches) rather than one at each class's first use. When it cannot be
+     * had (the address space short), each class maps its own then. */
+    uintptr_t first_tiles = index_address(0, FIRST_INDEX - 1);
+    if (os_map((uintptr_t)SC_COUNT << ZONE_TILE_SHIFT, first_tiles))
+        for (unsigned c = 0; c < SC_COUNT; c++)
+            zones[c].mapped = (uint32_t)(FIRST_INDEX - 1 + ZONE_TILE_SUPERBLOCKS);
     descriptors_end = row_descriptors(ZONE_FIRST_ROW + 1);
     large_next = base + ZONE_ROWS_SIZE;
     lock_register_for_fork(&rows_lock, LOCK_RANK_ZONE_ROWS);

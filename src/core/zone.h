@@ -10,9 +10,9 @@
  * class's pages 16 GiB from the next one's. Reading random lines of 16
  * pages in each of 60 classes took 3.5 ns a read with classes 16 GiB or
  * 1 GiB apart, 2.0 ns with them 2 MiB apart (one page of page-directory
- * entries for all). Nothing is reserved: the fast entries are mapped at
- * start-up, the rest (tiles, descriptors, bitmaps) as the classes need it,
- * so the address space held grows with use. Without zones the base is a
+ * entries for all). Nothing is reserved: the fast entries and every class's
+ * first tile are mapped at start-up, the rest (tiles, descriptors, bitmaps)
+ * as the classes need it, so the address space held grows with use. Without zones the base is a
  * sentinel that no user pointer can match and every lookup falls to the
  * page map. */
 #ifndef COREALLOC_ZONE_H

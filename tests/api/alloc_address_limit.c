@@ -33,7 +33,9 @@
 
 #define MIB ((size_t)1 << 20)
 #define HEADROOM ((size_t)1 << 30)
-#define STARTUP_EXTRA (448 * MIB) /* the fast entries of 2 TiB of zone rows (128 MiB), a front end's slabs (288) */
+/* The fast entries of 2 TiB of zone rows (128 MiB), every class's first
+ * tile (156), a front end's slabs (288). */
+#define STARTUP_EXTRA (608 * MIB)
 #define WITNESSES 64
 
 /* VmSize from /proc/self/status, in bytes (stdio before any limit). */

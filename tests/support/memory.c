@@ -105,6 +105,14 @@ void skip_without_cpu_caches(void)
     }
 }
 
+void skip_without_zones(void)
+{
+    if (!corealloc_active() || !stats_number("zones")) {
+        puts("zones off: nothing to check");
+        exit(77);
+    }
+}
+
 long long class_transfers(size_t size, const char *direction)
 {
     char cls[32];

@@ -37,6 +37,8 @@ long long stats_number(const char *key);
 long long stats_number_in(const char *object, const char *key);
 /* Exits with 77 (a skipped test) unless corealloc runs with per-CPU caches. */
 void skip_without_cpu_caches(void);
+/* Exits with 77 unless corealloc runs with its size-class zones. */
+void skip_without_zones(void);
 /* The central layer's refills (or spills) of the class of size bytes so
  * far: calls that moved objects, each a batch or more. */
 long long class_transfers(size_t size, const char *direction);
