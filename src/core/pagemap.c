@@ -14,8 +14,10 @@ struct node { struct leaf *leaf[LEVEL_SIZE]; };
 
 /* The first node and leaf the map needs, in place: a process whose large
  * spans fit one leaf's 16 MiB maps none of its own (a mapping costs more
- * than the faults of the few pages it touches). Defined before the root
- * and the small variables, which gcc then lays out first, side by side. */
+ * than the faults of the few pages it touches). Defined first: gcc puts
+ * later definitions at lower addresses, so the root and the small
+ * variables stay on the page of the previous file's, which start-up
+ * touches anyway, and these tables come after them. */
 static struct leaf first_leaf;
 static struct node first_node;
 static struct node *root[LEVEL_SIZE];

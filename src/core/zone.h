@@ -12,9 +12,9 @@
  * 1 GiB apart, 2.0 ns with them 2 MiB apart (one page of page-directory
  * entries for all). Nothing is reserved: the fast entries and every class's
  * first tile are mapped at start-up, the rest (tiles, descriptors, bitmaps)
- * as the classes need it, so the address space held grows with use. Without zones the base is a
- * sentinel that no user pointer can match and every lookup falls to the
- * page map. */
+ * as the classes need it, so the address space held grows with use.
+ * Without zones the base is a sentinel that no user pointer can match and
+ * every lookup falls to the page map. */
 #ifndef COREALLOC_ZONE_H
 #define COREALLOC_ZONE_H
 
