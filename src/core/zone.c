@@ -116,9 +116,16 @@ static uintptr_t place_zones(void)
     return os_map(START_MAPPING, (uintptr_t)room) ? (uintptr_t)room : 0;
 }
 
+/* Under an address-space limit below this the zones stay off: their fast
+ * entries (128 MiB) and a 2 MiB tile for each class in use would take
+ * most of it (a Python that runs under `ulimit -v 300000` on glibc failed
+ * at start-up with them, and runs without). */
+#define ZONES_LEAST_LIMIT ((size_t)1 << 30)
+
 bool zone_init(bool enabled)
 {
-    if (!enabled || os_under_valgrind())
+    size_t limit = os_address_space_limit();
+    if (!enabled || os_under_valgrind() || limit < ZONES_LEAST_LIMIT)
         return false;
     uintptr_t base = place_zones();
     if (!base)
@@ -132,10 +139,12 @@ bool zone_init(bool enabled)
     }
     /* Every class's first tile, side by side in the first row: one mmap
      * for all (an mmap costs a short process more than the pages a class
-     * touches) rather than one at each class's first use. When it cannot be
-     * had (the address space short), each class maps its own then. */
+     * touches) rather than one at each class's first use. Not under an
+     * address-space limit, where the 156 MiB of classes a program may never
+     * use would count against it; nor when it cannot be had. Each class
+     * then maps its own at its first use. */
     uintptr_t first_tiles = index_address(0, FIRST_INDEX - 1);
-    if (os_map((uintptr_t)SC_COUNT << ZONE_TILE_SHIFT, first_tiles))
+    if (limit == SIZE_MAX && os_map((uintptr_t)SC_COUNT << ZONE_TILE_SHIFT, first_tiles))
         for (unsigned c = 0; c < SC_COUNT; c++)
             zones[c].mapped = (uint32_t)(FIRST_INDEX - 1 + ZONE_TILE_SUPERBLOCKS);
     descriptors_end = row_descriptors(ZONE_FIRST_ROW + 1);

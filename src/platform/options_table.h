@@ -27,7 +27,7 @@
            "abort on an invalid `free` instead of reporting it and going on")                     \
     OPTION(ZONES, zones, BOOL, "1", "",                                                           \
            "place small blocks in size-class zones; `0` forces the page-map fallback (zones are " \
-           "also off under valgrind)")                                                            \
+           "also off under valgrind and under an address-space limit below 1 GiB)")               \
     OPTION(FRONTEND, frontend, CHOICE, "auto", "auto|rseq|thread",                                \
            "`auto`/`rseq`: per-CPU caches where the kernel has rseq; `thread`: per-thread caches") \
     OPTION(RETAIN_BYTES, retain_bytes, SIZE, "32M", "",                                           \

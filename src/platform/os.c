@@ -101,6 +101,15 @@ static void *map_anonymous_aligned(size_t size, size_t align, int prot)
 
 bool os_address_space_short(void) { return __atomic_load_n(&address_space_short, __ATOMIC_RELAXED); }
 
+size_t os_address_space_limit(void)
+{
+    struct rlimit limit;
+    int saved = errno;
+    bool limited = getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < SIZE_MAX;
+    errno = saved;
+    return limited ? (size_t)limit.rlim_cur : SIZE_MAX;
+}
+
 void *os_map(size_t size, uintptr_t hint) { return map_anonymous(size, hint, PROT_READ | PROT_WRITE); }
 void *os_map_aligned(size_t size, size_t align)
 {

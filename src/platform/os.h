@@ -21,6 +21,9 @@ void *os_map(size_t size, uintptr_t hint);
  * limit (RLIMIT_AS, which a program may lower at any time) on: address
  * space then goes back as memory is freed. */
 bool os_address_space_short(void);
+/* The address-space limit the process runs under now (RLIMIT_AS), in
+ * bytes; SIZE_MAX without one. */
+size_t os_address_space_limit(void);
 /* As os_map, aligned to `align` (a power of two >= page size). */
 void *os_map_aligned(size_t size, size_t align);
 void os_unmap(void *addr, size_t size);
