@@ -116,16 +116,14 @@ static uintptr_t place_zones(void)
     return os_map(START_MAPPING, (uintptr_t)room) ? (uintptr_t)room : 0;
 }
 
-/* Under an address-space limit below this the zones stay off: their fast
+/* Under a tight address-space limit the zones stay off: their fast
  * entries (128 MiB) and a 2 MiB tile for each class in use would take
  * most of it (a Python that runs under `ulimit -v 300000` on glibc failed
  * at start-up with them, and runs without). */
-#define ZONES_LEAST_LIMIT ((size_t)1 << 30)
-
 bool zone_init(bool enabled)
 {
     size_t limit = os_address_space_limit();
-    if (!enabled || os_under_valgrind() || limit < ZONES_LEAST_LIMIT)
+    if (!enabled || os_under_valgrind() || limit < OS_ADDRESS_SPACE_TIGHT)
         return false;
     uintptr_t base = place_zones();
     if (!base)

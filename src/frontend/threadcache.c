@@ -102,8 +102,12 @@ void tcache_init(void)
     exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
+/* Not under a tight address-space limit, of which the 288 MiB would be
+ * most: every thread then gets a slab of metadata memory. */
 char *tcache_map_id_slabs(void)
 {
+    if (os_address_space_limit() < OS_ADDRESS_SPACE_TIGHT)
+        return NULL;
     id_slabs = cache_map_slabs(ID_SLABS);
     if (id_slabs)
         for (unsigned i = 0; i < ID_SLABS; i++)

@@ -24,6 +24,9 @@ bool os_address_space_short(void);
 /* The address-space limit the process runs under now (RLIMIT_AS), in
  * bytes; SIZE_MAX without one. */
 size_t os_address_space_limit(void);
+/* Below this a limit is tight: what the allocator maps ahead of use (tens
+ * to hundreds of MiB of address space, untouched) would take most of it. */
+#define OS_ADDRESS_SPACE_TIGHT ((size_t)1 << 30)
 /* As os_map, aligned to `align` (a power of two >= page size). */
 void *os_map_aligned(size_t size, size_t align);
 void os_unmap(void *addr, size_t size);
