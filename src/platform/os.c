@@ -61,11 +61,8 @@ static void *map_anonymous(size_t size, uintptr_t hint, int prot)
     int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (hint ? MAP_FIXED_NOREPLACE : 0);
     int saved = errno;
     void *p = mmap((void *)hint, size, prot, flags, -1, 0);
-    if (p == MAP_FAILED && errno == ENOMEM && !address_space_short) {
-        struct rlimit limit;
-        if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-            __atomic_store_n(&address_space_short, true, __ATOMIC_RELAXED);
-    }
+    if (p == MAP_FAILED && errno == ENOMEM && !address_space_short && os_address_space_limit() != SIZE_MAX)
+        __atomic_store_n(&address_space_short, true, __ATOMIC_RELAXED);
     errno = saved;
     if (p == MAP_FAILED)
         return NULL;
