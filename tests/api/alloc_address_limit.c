@@ -159,9 +159,14 @@ static size_t run_self(const char *self, const char *mode, bool on_glibc, size_t
         dup2(fds[1], 1);
         if (on_glibc)
             unsetenv("LD_PRELOAD");
-        struct rlimit rl;
-        if (limit && (getrlimit(RLIMIT_AS, &rl) != 0 || (rl.rlim_cur = limit, setrlimit(RLIMIT_AS, &rl)) != 0))
-            _exit(126);
+        if (limit) {
+            struct rlimit rl;
+            if (getrlimit(RLIMIT_AS, &rl) != 0)
+                _exit(126);
+            rl.rlim_cur = limit;
+            if (setrlimit(RLIMIT_AS, &rl) != 0)
+                _exit(126);
+        }
         execl("/proc/self/exe", self, mode, (char *)NULL);
         _exit(127);
     }
